@@ -1,0 +1,75 @@
+// Rounding and overflow policies, and the exception flags an operation may
+// raise. Policies are explicit per call; the library never reads or writes the
+// floating-point environment of the machine.
+#pragma once
+
+#include <cstdint>
+
+#include "lplab/formats/config.h"
+
+namespace lplab {
+
+// Rounding-direction attributes of IEEE 754-2019 section 4.3, plus stochastic
+// rounding. `nearest_away` is roundTiesToAway (4.3.1).
+enum class Round : std::uint8_t {
+  nearest_even,  // roundTiesToEven: the default of IEEE 754, PyTorch and ml_dtypes
+  nearest_away,  // roundTiesToAway
+  toward_zero,   // roundTowardZero (truncation)
+  upward,        // roundTowardPositive
+  downward,      // roundTowardNegative
+  // Stochastic rounding with caller-supplied random bits R (32 of them): let f
+  // in [0, 1) be the discarded fraction of an ulp; the magnitude is rounded
+  // away from zero iff floor(f * 2^32) + R >= 2^32. For a uniform R that
+  // happens with probability floor(f * 2^32) / 2^32, i.e. f whenever at most 32
+  // bits are discarded. The same R always gives the same result.
+  stochastic,
+};
+
+// What a finite result too large for the format becomes.
+enum class Overflow : std::uint8_t {
+  // IEEE 754-2019 section 7.4: nearest rounding overflows to infinity; the
+  // directed roundings that point back toward zero give the largest finite
+  // number. A format without infinity gives NaN instead where it has one
+  // (OCP OFP8 E4M3: "no infinities, saturate or NaN"), and saturates where it
+  // has neither (OCP MX FP6/FP4). Infinite inputs stay infinite where possible.
+  ieee,
+  // Saturate to the largest finite magnitude, infinite inputs included: CUDA's
+  // __NV_SATFINITE and PTX's .satfinite.
+  saturate,
+};
+
+// Exception flags, sticky like IEEE 754-2019 section 7 status flags but held
+// by the caller instead of global state.
+enum class Flag : std::uint8_t {
+  inexact = 1u << 0,    // the result differs from the exact value
+  underflow = 1u << 1,  // the exact value is nonzero and the result is subnormal or zero
+                        // (or, in a format without subnormals, clamped up to its smallest value)
+  overflow = 1u << 2,   // the exact value exceeded the format's finite range
+  invalid = 1u << 3,    // a NaN was produced from non-NaN operands (0/0, inf-inf, sqrt(-1),
+                        // e4m3fn overflow, zero or a negative into e8m0), or a NaN had to
+                        // become a number (NaN into FP6/FP4, which have no NaN)
+};
+
+struct Flags {
+  std::uint8_t bits = 0;
+
+  LPLAB_HD constexpr void raise(Flag f) noexcept { bits |= static_cast<std::uint8_t>(f); }
+  LPLAB_HD constexpr bool test(Flag f) const noexcept {
+    return (bits & static_cast<std::uint8_t>(f)) != 0;
+  }
+  LPLAB_HD constexpr bool inexact() const noexcept { return test(Flag::inexact); }
+  LPLAB_HD constexpr bool underflow() const noexcept { return test(Flag::underflow); }
+  LPLAB_HD constexpr bool overflow() const noexcept { return test(Flag::overflow); }
+  LPLAB_HD constexpr bool invalid() const noexcept { return test(Flag::invalid); }
+  LPLAB_HD constexpr bool any() const noexcept { return bits != 0; }
+  LPLAB_HD constexpr void clear() noexcept { bits = 0; }
+  friend constexpr bool operator==(Flags, Flags) = default;
+};
+
+namespace detail {
+LPLAB_HD constexpr void raise(Flags* flags, Flag f) noexcept {
+  if (flags != nullptr) flags->raise(f);
+}
+}  // namespace detail
+
+}  // namespace lplab
