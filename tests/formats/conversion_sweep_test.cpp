@@ -14,6 +14,7 @@
 #include "support/cuda_oracles.h"
 #include "support/inputs.h"
 #include "support/reference.h"
+#include "support/typed.h"
 
 namespace lplab::testing {
 namespace {
@@ -62,17 +63,7 @@ INSTANTIATE_TEST_SUITE_P(f32, CudaOracle, ::testing::ValuesIn(cuda_conversions()
 template <class T>
 class ReferenceSweep : public ::testing::Test {};
 
-using SweepFormats = ::testing::Types<float16, bfloat16, float8_e4m3fn, float8_e5m2,
-                                      float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
-                                      float6_e2m3fn, float6_e3m2fn, float4_e2m1fn>;
-
-struct FormatNames {
-  template <class T>
-  static std::string GetName(int) {
-    return T::descriptor.name.c_str();
-  }
-};
-TYPED_TEST_SUITE(ReferenceSweep, SweepFormats, FormatNames);
+TYPED_TEST_SUITE(ReferenceSweep, SmallFormats, FormatNames);
 
 // Every rounding (stochastic with a per-input random draw) and both overflow
 // policies, value and flags, in one pass over the inputs.

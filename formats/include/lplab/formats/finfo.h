@@ -16,6 +16,11 @@ constexpr int decimal_digits_of_bits(int n) {
   return d;
 }
 
+// 10^-d correctly rounded, as Python's 10 ** -d that torch and numpy use.
+inline constexpr double kNegativePowersOfTen[] = {1e0,  1e-1, 1e-2,  1e-3,  1e-4,  1e-5,
+                                                  1e-6, 1e-7, 1e-8,  1e-9,  1e-10, 1e-11,
+                                                  1e-12, 1e-13, 1e-14, 1e-15, 1e-16};
+
 template <class T>
 constexpr double decode_value(std::uint64_t code) {
   return static_cast<double>(T::from_bits(code));
@@ -50,11 +55,7 @@ struct finfo<Float<D>> {
   static constexpr double smallest_normal = tiny;
   // torch: 10^-digits10, digits10 = floor((p - 1) * log10(2)) (c10 numeric_limits).
   static constexpr int digits10 = detail::decimal_digits_of_bits(p - 1);
-  static constexpr double resolution_torch = [] {
-    double r = 1.0;
-    for (int i = 0; i < digits10; ++i) r /= 10.0;
-    return r;
-  }();
+  static constexpr double resolution_torch = detail::kNegativePowersOfTen[digits10];
 
   // --- numpy / ml_dtypes finfo ---
   // Distance from 1.0 to the next smaller value (a subnormal step where 1.0 is
@@ -76,11 +77,8 @@ struct finfo<Float<D>> {
   // (its _finfo.py), which lplab follows so that the two agree.
   static constexpr int precision = bits == 8 ? 1 : detail::decimal_digits_of_bits(L::M);
   // numpy/ml_dtypes: 10^-precision rounded into the format (e4m3fn: 0.1015625).
-  static constexpr double resolution_numpy = [] {
-    double r = 1.0;
-    for (int i = 0; i < precision; ++i) r /= 10.0;
-    return static_cast<double>(T(r));
-  }();
+  static constexpr double resolution_numpy =
+      static_cast<double>(T(detail::kNegativePowersOfTen[precision]));
 
   // --- beyond both ---
   static constexpr bool has_infinity = L::has_inf;

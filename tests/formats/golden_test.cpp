@@ -1,0 +1,153 @@
+// Golden anchors: hand-written literals from the specifications, checked at
+// compile time (static_assert) and at run time (policies, flags).
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "lplab/formats.h"
+
+namespace lplab {
+namespace {
+
+// Compile-time: the defaults of PyTorch and ml_dtypes.
+static_assert(float8_e4m3fn(448.0f).bits() == 0x7E);  // 0b0'1111'110 = 1.75 * 2^8
+static_assert(float8_e4m3fn(464.0f).bits() == 0x7E);  // tie above max rounds to even 448
+static_assert(float8_e4m3fn(465.0f).bits() == 0x7F);  // past the tie: NaN (no infinity)
+static_assert(float8_e4m3fn(-465.0f).bits() == 0xFF);
+static_assert(float8_e5m2(57344.0f).bits() == 0x7B);  // 0b0'11110'11 = 1.75 * 2^15
+static_assert(float8_e5m2(61440.0f).bits() == 0x7C);  // tie above max rounds to inf
+static_assert(float8_e5m2(61439.0f).bits() == 0x7B);
+static_assert(float16(65504.0f).bits() == 0x7BFF);
+static_assert(float16(65520.0f).bits() == 0x7C00);   // Eigen's anchor: 65536 -> 0x7c00 too
+static_assert(float16(65519.996f).bits() == 0x7BFF);
+static_assert(float16(1e-8f).bits() == 0x0000);      // below half of 2^-24: underflows to 0
+static_assert(bfloat16(1e-8f).bits() == 0x322C);     // bf16 keeps it: 1.0011e-8
+static_assert(float16(5.9604645e-8f).bits() == 0x0001);  // 2^-24
+static_assert(bfloat16(1.0f).bits() == 0x3F80);
+static_assert(float8_e4m3fnuz(240.0f).bits() == 0x7F);  // 0b0'1111'111 = 1.875 * 2^7
+static_assert(float8_e4m3fnuz(-0.0f).bits() == 0x00);   // no negative zero
+static_assert(float8_e4m3fnuz(1e9f).bits() == 0x80);    // the single NaN
+static_assert(float8_e5m2fnuz(57344.0f).bits() == 0x7F);
+static_assert(float8_e8m0fnu(1.0f).bits() == 0x7F);     // 2^0, bias 127
+static_assert(float8_e8m0fnu(3.0f).bits() == 0x81);     // tie 2|4: significand 1 is odd, up to 4
+static_assert(float8_e8m0fnu(0.0f).bits() == 0xFF);     // no zero: NaN
+static_assert(float6_e2m3fn(7.5f).bits() == 0x1F);      // 0b0'11'111 = 1.875 * 2^2
+static_assert(float6_e2m3fn(100.0f).bits() == 0x1F);    // no inf or NaN: saturates
+static_assert(float6_e3m2fn(28.0f).bits() == 0x1F);     // 0b0'111'11 = 1.75 * 2^4
+static_assert(float4_e2m1fn(6.0f).bits() == 0x7);       // 0b0'11'1 = 1.5 * 2^2
+static_assert(float4_e2m1fn(-5.0f).bits() == 0xE);      // tie 4|6 -> 4 (even), negative
+static_assert(float4_e2m1fn(0.25f).bits() == 0x0);      // tie 0|0.5 -> 0
+static_assert(static_cast<float>(float8_e4m3fn::from_bits(0x01)) == 0.001953125f);  // 2^-9
+static_assert(static_cast<double>(float8_e5m2::from_bits(0x7C)) == std::numeric_limits<double>::infinity());
+
+// The lecture's point: fp16 underflows 1e-8 to zero, bf16 does not.
+static_assert(static_cast<float>(float16(1e-8f)) == 0.0f);
+static_assert(static_cast<float>(bfloat16(1e-8f)) > 0.0f);
+
+// finfo anchors, compile time.
+static_assert(finfo<float8_e4m3fn>::max == 448 && finfo<float8_e5m2>::max == 57344);
+static_assert(finfo<float8_e4m3fn>::overflow_threshold == 464 &&
+              !finfo<float8_e4m3fn>::threshold_tie_overflows);
+static_assert(finfo<float8_e5m2>::overflow_threshold == 61440 &&
+              finfo<float8_e5m2>::threshold_tie_overflows);
+static_assert(finfo<float16>::overflow_threshold == 65520 && finfo<float16>::threshold_tie_overflows);
+static_assert(!std::numeric_limits<float8_e4m3fn>::has_infinity);
+static_assert(std::numeric_limits<float8_e5m2>::has_infinity);
+static_assert(!std::numeric_limits<float4_e2m1fn>::has_quiet_NaN);
+
+TEST(Golden, policies_at_e4m3fn_max) {
+  // Saturation turns overflow and infinities into +-448, as __NV_SATFINITE.
+  EXPECT_EQ(convert<float8_e4m3fn>(1e6f, Round::nearest_even, Overflow::saturate).bits(), 0x7E);
+  EXPECT_EQ(convert<float8_e4m3fn>(-INFINITY, Round::nearest_even, Overflow::saturate).bits(), 0xFE);
+  // IEEE 754 7.4: toward zero never overflows to infinity/NaN.
+  EXPECT_EQ(convert<float8_e4m3fn>(1e6f, Round::toward_zero).bits(), 0x7E);
+  EXPECT_EQ(convert<float8_e4m3fn>(449.0f, Round::upward).bits(), 0x7F);
+  EXPECT_EQ(convert<float8_e4m3fn>(-449.0f, Round::upward).bits(), 0xFE);
+  EXPECT_EQ(convert<float8_e4m3fn>(-449.0f, Round::downward).bits(), 0xFF);
+  EXPECT_EQ(convert<float8_e4m3fn>(464.0f, Round::nearest_away).bits(), 0x7F);  // tie away
+}
+
+TEST(Golden, e5m2_and_fp16_infinities) {
+  EXPECT_EQ(convert<float8_e5m2>(INFINITY).bits(), 0x7C);
+  EXPECT_EQ(convert<float8_e5m2>(INFINITY, Round::toward_zero).bits(), 0x7C);  // inf stays inf
+  EXPECT_EQ(convert<float8_e5m2>(1e9f, Round::toward_zero).bits(), 0x7B);      // finite: max
+  EXPECT_EQ(convert<float8_e5m2>(1e9f, Round::downward).bits(), 0x7B);
+  EXPECT_EQ(convert<float8_e5m2>(-1e9f, Round::downward).bits(), 0xFC);
+  EXPECT_EQ(convert<float16>(65536.0f).bits(), 0x7C00);
+  EXPECT_EQ(convert<float16>(65536.0f, Round::nearest_even, Overflow::saturate).bits(), 0x7BFF);
+}
+
+TEST(Golden, flags) {
+  Flags f;
+  convert<float8_e4m3fn>(465.0f, Round::nearest_even, Overflow::ieee, &f);
+  EXPECT_TRUE(f.overflow() && f.inexact() && f.invalid() && !f.underflow());
+  f.clear();
+  convert<float8_e4m3fn>(448.0f, Round::nearest_even, Overflow::ieee, &f);
+  EXPECT_FALSE(f.any());
+  f.clear();
+  convert<float16>(1e-8f, Round::nearest_even, Overflow::ieee, &f);
+  EXPECT_TRUE(f.underflow() && f.inexact() && !f.overflow());
+  f.clear();
+  convert<float16>(5.9604645e-8f, Round::nearest_even, Overflow::ieee, &f);  // exact subnormal
+  EXPECT_TRUE(f.underflow() && !f.inexact());
+  f.clear();
+  convert<float4_e2m1fn>(NAN, Round::nearest_even, Overflow::ieee, &f);
+  EXPECT_TRUE(f.invalid());
+  f.clear();
+  convert<float8_e8m0fnu>(-1.0f, Round::nearest_even, Overflow::ieee, &f);
+  EXPECT_TRUE(f.invalid());
+}
+
+TEST(Golden, stochastic_rounding_is_reproducible_and_unbiased) {
+  // 1 + 1/4 ulp in bf16: rounds up for exactly a quarter of the draws.
+  const float x = 1.0f + 0.25f * 0.0078125f;
+  int ups = 0;
+  for (std::uint32_t k = 0; k < 1024; ++k) {
+    const std::uint32_t r = k << 22;
+    const bfloat16 y = convert<bfloat16>(x, Round::stochastic, Overflow::ieee, nullptr, r);
+    EXPECT_EQ(y.bits(), convert<bfloat16>(x, Round::stochastic, Overflow::ieee, nullptr, r).bits());
+    ups += y.bits() == 0x3F81;
+  }
+  EXPECT_EQ(ups, 256);
+}
+
+TEST(Golden, nan_payload_and_sign_are_kept) {
+  const float qnan_payload = detail::bit_cast<float>(0xFFC12345u);
+  EXPECT_EQ(convert<float16>(qnan_payload).bits(), 0xFE00 | (0x412345u >> 13));
+  EXPECT_EQ(convert<bfloat16>(qnan_payload).bits(), 0xFFC1);
+  EXPECT_EQ(convert<float8_e4m3fn>(qnan_payload).bits(), 0xFF);
+  EXPECT_EQ(convert<float8_e4m3fnuz>(qnan_payload).bits(), 0x80);
+  EXPECT_EQ(convert<float8_e8m0fnu>(qnan_payload).bits(), 0xFF);
+  // A signalling NaN comes out quiet.
+  EXPECT_EQ(convert<float16>(detail::bit_cast<float>(0x7F800001u)).bits(), 0x7E00);
+  // Through double and back: payload preserved, as x86 hardware does.
+  EXPECT_EQ(detail::bit_cast<std::uint32_t>(convert<float>(convert<double>(qnan_payload))),
+            0xFFC12345u);
+}
+
+TEST(Golden, double_rounding_trap_is_avoided) {
+  // 1 + 2^-11 is the fp16 tie between 1 and 1 + 2^-10; x lies just above it.
+  // Through float the 2^-40 is lost and the tie rounds to even (1.0); rounding
+  // the double once gives the correct 1 + 2^-10.
+  const double x = 1.0 + 0x1p-11 + 0x1p-40;
+  EXPECT_EQ(convert<float16>(static_cast<float>(x)).bits(), 0x3C00);
+  EXPECT_EQ(convert<float16>(x).bits(), 0x3C01);
+  // Likewise at e4m3fn's overflow threshold: 464 + tiny must overflow to NaN.
+  EXPECT_EQ(convert<float8_e4m3fn>(464.0 + 0x1p-40).bits(), 0x7F);
+  EXPECT_EQ(convert<float8_e4m3fn>(static_cast<float>(464.0 + 0x1p-40)).bits(), 0x7E);
+}
+
+TEST(Golden, user_defined_formats) {
+  using e3m4 = Float<Descriptor{.name = "float8_e3m4", .exponent_bits = 3, .mantissa_bits = 4,
+                                .bias = 3, .encoding = Encoding::fn}>;
+  using e4m3_inf = Float<Descriptor{.name = "float8_e4m3", .exponent_bits = 4,
+                                    .mantissa_bits = 3, .bias = 7, .encoding = Encoding::ieee}>;
+  EXPECT_EQ(finfo<e3m4>::max, 30);  // 0b0'111'1110 = 1.875 * 2^4
+  EXPECT_EQ(finfo<e3m4>::smallest_subnormal, 0.015625);
+  EXPECT_EQ(finfo<e4m3_inf>::max, 240);  // IEEE-style E4M3: 0b0'1110'111 = 1.875 * 2^7
+  EXPECT_TRUE(isinf(e4m3_inf(1000.0f)));
+  EXPECT_EQ(static_cast<float>(e3m4(3.14159f)), 3.125f);
+}
+
+}  // namespace
+}  // namespace lplab
