@@ -73,8 +73,12 @@ TYPED_TEST(Finfo, beyond_the_libraries_is_consistent_with_the_codes) {
   const T at = convert<T>(F::overflow_threshold);
   EXPECT_EQ(static_cast<double>(at) == F::max, !F::threshold_tie_overflows || (!F::has_infinity && !F::has_nan));
   // Codes of the canonical NaN and infinity.
-  if (F::has_nan) EXPECT_TRUE(isnan(T::from_bits(F::nan_code)));
-  if (F::has_infinity) EXPECT_TRUE(isinf(T::from_bits(F::inf_code)));
+  if (F::has_nan) {
+    EXPECT_TRUE(isnan(T::from_bits(F::nan_code)));
+  }
+  if (F::has_infinity) {
+    EXPECT_TRUE(isinf(T::from_bits(F::inf_code)));
+  }
   // Dynamic range: binades from smallest subnormal to max.
   EXPECT_EQ(std::ilogb(F::max) - std::ilogb(F::smallest_subnormal) + 1, F::binades);
 }
@@ -113,9 +117,15 @@ TYPED_TEST(Limits, agree_with_finfo_and_with_native_float) {
   EXPECT_EQ(L::digits10, static_cast<int>(std::floor(F::nmant * std::log10(2.0))));
   EXPECT_EQ(L::max_exponent, F::maxexp);
   EXPECT_EQ(L::min_exponent, F::minexp + 1);
-  if (L::has_infinity) EXPECT_TRUE(isinf(L::infinity()));
-  if (L::has_quiet_NaN) EXPECT_TRUE(isnan(L::quiet_NaN()));
-  if (L::has_signaling_NaN) EXPECT_TRUE(isnan(L::signaling_NaN()));
+  if (L::has_infinity) {
+    EXPECT_TRUE(isinf(L::infinity()));
+  }
+  if (L::has_quiet_NaN) {
+    EXPECT_TRUE(isnan(L::quiet_NaN()));
+  }
+  if (L::has_signaling_NaN) {
+    EXPECT_TRUE(isnan(L::signaling_NaN()));
+  }
   if constexpr (std::is_same_v<T, float32>) {  // the model agrees with the native type
     using N = std::numeric_limits<float>;
     EXPECT_EQ(L::digits10, N::digits10);

@@ -104,9 +104,13 @@ TYPED_TEST(Ops, nextafter_walks_the_sorted_values) {
   // or max itself where there is neither.
   const T mx = std::numeric_limits<T>::max();
   const T past = nextafter(mx, T(INFINITY));
-  if (finfo<T>::has_infinity) EXPECT_TRUE(isinf(past));
-  else if (finfo<T>::has_nan) EXPECT_TRUE(isnan(past));
-  else EXPECT_EQ(past.bits(), mx.bits());
+  if (finfo<T>::has_infinity) {
+    EXPECT_TRUE(isinf(past));
+  } else if (finfo<T>::has_nan) {
+    EXPECT_TRUE(isnan(past));
+  } else {
+    EXPECT_EQ(past.bits(), mx.bits());
+  }
 }
 
 TEST(OpsNegativeZero, signs_and_fnuz) {
