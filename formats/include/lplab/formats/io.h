@@ -1,5 +1,4 @@
-// Text output (host only): the shortest decimal that reads back to the same
-// code under round-to-nearest-even, and operator<<.
+// Text output (host only): the exact value of a code, and operator<<.
 #pragma once
 
 #include <cstdio>
@@ -12,16 +11,19 @@
 
 namespace lplab {
 
+// The value of x, exactly: the shortest decimal that reads back as the same
+// double, and every value of a format of up to 32 bits is a double. So e4m3fn
+// 448 prints "448" (not the "4.5e+02" that would also round back to 448), and
+// bfloat16(0.1f) prints "0.10009765625". -0 prints "-0".
 template <Descriptor D>
 std::string to_string(Float<D> x) {
   if (isnan(x)) return signbit(x) && D.encoding != Encoding::fnuz ? "-nan" : "nan";
   if (isinf(x)) return signbit(x) ? "-inf" : "inf";
   const double v = static_cast<double>(x);
-  char buf[64];
-  // %.17g always reads back; try fewer digits first. -0 prints as "-0".
-  for (int digits = 1; digits <= 17; ++digits) {
+  char buf[40];
+  for (int digits = 1; digits <= 17; ++digits) {  // %.17g always reads back
     std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (Float<D>(std::strtod(buf, nullptr)).bits() == x.bits()) break;
+    if (std::strtod(buf, nullptr) == v) break;
   }
   return buf;
 }

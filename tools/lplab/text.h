@@ -1,0 +1,36 @@
+// Text helpers of the tool: number parsing and Python-style number output.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "lplab/formats/policy.h"
+
+namespace lplab::tool {
+
+// A user error: reported as one line on stderr, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parses a whole string as a double: decimal, hex float (0x1p-3), inf, nan.
+// Throws UsageError for anything else.
+double parse_number(std::string_view text);
+
+// Python's repr of a float: shortest round trip, with ".0" on integers.
+std::string py_repr(double v);
+
+// Shortest round-trip decimal of a double.
+std::string shortest(double v);
+
+// A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110".
+std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, int mantissa_bits);
+
+Round parse_round(std::string_view s);
+Overflow parse_overflow(std::string_view s);
+std::string flags_text(Flags f);
+
+}  // namespace lplab::tool
