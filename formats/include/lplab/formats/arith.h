@@ -15,11 +15,11 @@ template <Descriptor D>
 using Operand = Decoded<std::uint64_t>;
 
 // The exact result of + - * / sqrt fma is brought to this form before
-// rounding: value = (-1)^neg * sig * 2^(e - 62), 2^62 <= sig < 2^63, with any
+// rounding: value = (-1)^neg * sig * 2^(e - 60), 2^60 <= sig < 2^61, with any
 // nonzero remainder below sig's last bit folded into that bit (a "jammed"
-// sticky bit). Significands of at most 25 bits leave 36 guard bits between the
+// sticky bit). Significands of at most 25 bits leave 35 guard bits between the
 // rounding position and the jammed bit, more than the two that jamming needs.
-inline constexpr int kFrac = 62;
+inline constexpr int kFrac = 60;
 
 struct Exact {
   bool neg;
@@ -85,7 +85,7 @@ template <Descriptor D>
 LPLAB_HD constexpr Float<D> finish(const Exact& x, bool zero_neg, const Policy& p) noexcept {
   if (x.sig == 0) return Float<D>::from_bits(pack_zero<D>(zero_neg, p.flags));
   return Float<D>::from_bits(round_pack<D, kFrac, std::uint64_t>(
-      x.neg, x.sig, x.e, false, p.round, p.overflow, p.random, p.flags));
+      x.neg, x.sig, x.e, p.round, p.overflow, p.random, p.flags));
 }
 
 template <Descriptor D>
@@ -207,7 +207,7 @@ LPLAB_HD constexpr Float<D> fma(const Operand<D>& a, const Operand<D>& b, const 
   const Exact prod = normalize(pneg, a.sig * b.sig, a.exp + b.exp, 2 * M);  // exact: <= 50 bits
   if (c.kind == Kind::zero) return finish<D>(prod, false, p);
   const Exact pc = place<D>(c);
-  return finish<D>(add_magnitudes(prod.neg, prod.sig >> 1, prod.e, pc.neg, pc.sig, pc.e),
+  return finish<D>(add_magnitudes(prod.neg, prod.sig << (61 - kFrac), prod.e, pc.neg, pc.sig, pc.e),
                    p.round == Round::downward, p);
 }
 

@@ -83,20 +83,21 @@ LPLAB_HD constexpr code_t<D> pack_zero(bool neg, Flags* flags) noexcept {
   else return with_sign<D>(neg && L::has_negative_zero, 0);
 }
 
-// Rounds value = (-1)^neg * 2^(e - FracBits) * (sig + delta), with
-// 2^FracBits <= sig < 2^(FracBits+1), to format D. `sticky` says 0 < delta < 1
-// (bits lost below sig's last bit); arithmetic needs it, conversions do not.
+// Rounds value = (-1)^neg * 2^(e - FracBits) * sig, 2^FracBits <= sig <
+// 2^(FracBits+1), to format D. (Arithmetic folds the bits it could not keep
+// into sig's last bit, a "jammed" sticky bit, so sig is exact enough.)
 //
 //   sig:  1 f f f f f f f f f f f f f f f f f f f f f f f   (FracBits = 23)
-//         |<- kept: M+1 bits ->|R|<- rest ---------------->|
-//   with  s = FracBits - M (+ the extra shift of subnormal results)
-//   R is the half-ulp bit; R with rest decides the rounding.
+//         |<- kept: M+1 bits ->|<- s bits to drop ------>|
+//   s = FracBits - M, plus the extra shift of results below the normal range.
+//   Rounding adds an increment below the kept bits and truncates: the carry
+//   out of the dropped bits is the round-up.
 template <Descriptor D, int FracBits, class U>
-LPLAB_HD constexpr code_t<D> round_pack(bool neg, U sig, int e, bool sticky, Round r, Overflow o,
+LPLAB_HD constexpr code_t<D> round_pack(bool neg, U sig, int e, Round r, Overflow o,
                                         std::uint32_t random, Flags* flags) noexcept {
   using L = Layout<D>;
   constexpr int W = std::numeric_limits<U>::digits;
-  static_assert(FracBits < W);
+  static_assert(FracBits + 3 <= W, "sig needs headroom for the rounding increment");
 
   // Step 1: a format without negative numbers cannot hold this one.
   if (neg && !D.is_signed) return invalid_nan<D>(flags);
@@ -105,46 +106,40 @@ LPLAB_HD constexpr code_t<D> round_pack(bool neg, U sig, int e, bool sticky, Rou
   // own binade, or the lowest binade for values below it.
   const bool below_normal = e < L::emin;
   const int e_eff = below_normal ? L::emin : e;
-  const int s = FracBits - L::M + (e_eff - e);  // bits of sig to discard
+  const int s = FracBits - L::M + (e_eff - e);  // bits of sig to drop
 
-  // Step 3: split sig into kept bits and a rounding remainder, compared to half
-  // an ulp. frac32 is the top 32 bits of the discarded fraction (stochastic).
+  // Step 3: round. Past FracBits + 2 dropped bits every bit of sig lies below
+  // a quarter ulp and any larger shift gives the same result, so the shift is
+  // clamped to stay inside U; only the stochastic fraction needs the true s.
   std::uint64_t kept;
-  int vs_half;  // -1 below half an ulp, 0 exactly half, +1 above
   bool exact;
-  std::uint32_t frac32;
-  if (s <= 0) {
+  if (FracBits <= L::M && s <= 0) {  // widening: nothing to drop
     kept = static_cast<std::uint64_t>(sig) << -s;
-    exact = !sticky;
-    vs_half = -1;
-    frac32 = 0;
-  } else if (s < W) {
-    kept = static_cast<std::uint64_t>(sig >> s);
-    const U rem = sig & static_cast<U>((U{1} << s) - 1);
-    const U half = U{1} << (s - 1);
-    vs_half = rem > half ? 1 : rem < half ? -1 : (sticky ? 1 : 0);
-    exact = rem == 0 && !sticky;
-    frac32 = static_cast<std::uint32_t>(s >= 32 ? rem >> (s - 32) : rem << (32 - s));
-  } else {  // all of sig is discarded; the half-ulp bit is sig's top bit or above it
-    kept = 0;
-    vs_half = s - 1 > FracBits ? -1 : (sig == (U{1} << FracBits) && !sticky) ? 0 : 1;
-    exact = false;
-    frac32 = s - 32 < W ? static_cast<std::uint32_t>(sig >> (s - 32)) : 0;
+    exact = true;
+  } else {
+    const int sc = s > FracBits + 2 ? FracBits + 2 : s;
+    const U mask = static_cast<U>((U{1} << sc) - 1);
+    const U half = U{1} << (sc - 1);
+    U inc = 0;
+    switch (r) {
+      case Round::nearest_even: inc = half - 1 + ((sig >> sc) & 1); break;
+      case Round::nearest_away: inc = half; break;
+      case Round::toward_zero: inc = 0; break;
+      case Round::upward: inc = neg ? 0 : mask; break;
+      case Round::downward: inc = neg ? mask : 0; break;
+      case Round::stochastic: inc = 0; break;
+    }
+    kept = static_cast<std::uint64_t>((sig + inc) >> sc);
+    exact = (sig & mask) == 0;
+    if (r == Round::stochastic) {
+      // The top 32 bits of the dropped fraction, from the true shift s.
+      std::uint32_t frac32;
+      if (s <= 32) frac32 = static_cast<std::uint32_t>(static_cast<std::uint64_t>(sig & mask) << (32 - s));
+      else if (s - 32 < W) frac32 = static_cast<std::uint32_t>((sig & mask) >> (s - 32));
+      else frac32 = 0;
+      kept += (static_cast<std::uint64_t>(frac32) + random) >> 32;
+    }
   }
-
-  // Step 4: round the kept integer.
-  bool up = false;
-  switch (r) {
-    case Round::nearest_even: up = vs_half > 0 || (vs_half == 0 && (kept & 1) != 0); break;
-    case Round::nearest_away: up = vs_half >= 0; break;
-    case Round::toward_zero: up = false; break;
-    case Round::upward: up = !exact && !neg; break;
-    case Round::downward: up = !exact && neg; break;
-    case Round::stochastic:
-      up = ((static_cast<std::uint64_t>(frac32) + random) >> 32) != 0;
-      break;
-  }
-  kept += up ? 1 : 0;
 
   // Step 5: assemble the magnitude code. For a normal result kept is in
   // [2^M, 2^(M+1)], and adding (biased exponent - 1) << M both drops the
@@ -183,6 +178,31 @@ template <Descriptor To, Descriptor From>
 LPLAB_HD constexpr code_t<To> convert_code(code_t<From> x, Round r, Overflow o,
                                            std::uint32_t random, Flags* flags) noexcept {
   using U = std::conditional_t<(Layout<From>::M < 32), std::uint32_t, std::uint64_t>;
+  using LF = Layout<From>;
+  using LT = Layout<To>;
+  // Fast path, nearest-even narrowing of a value that lands in the target's
+  // normal range: steps 2-5 collapse to one add and one shift on the code,
+  //   code = (mag + (half - 1) + lsb) >> s - (bias_from - bias_to) << M_to
+  // with the carry of a round-up running into the exponent field. Anything else
+  // (a subnormal or overflowing result, NaN, other roundings) takes the general
+  // path below; the two agree on every input (exhaustive tests).
+  if constexpr (LF::M > LT::M && To.is_signed) {
+    constexpr int s = LF::M - LT::M;
+    constexpr std::uint64_t lo_field = static_cast<std::uint64_t>(LT::emin + From.bias);
+    constexpr std::uint64_t hi_field = static_cast<std::uint64_t>(LT::emax + From.bias);
+    const U mag = static_cast<U>(x & LF::mag_mask);
+    const std::uint64_t field = mag >> LF::M;
+    if (r == Round::nearest_even && field >= lo_field && field <= hi_field &&
+        (!From.has_subnormals || field != 0) && field != LF::exp_field_max) {
+      const U rounded = mag + ((U{1} << (s - 1)) - 1) + ((mag >> s) & 1);
+      const std::int64_t code = static_cast<std::int64_t>(rounded >> s) -
+                                (static_cast<std::int64_t>(From.bias - To.bias) << LT::M);
+      if (code <= static_cast<std::int64_t>(LT::max_code)) {
+        if ((mag & ((U{1} << s) - 1)) != 0) raise(flags, Flag::inexact);
+        return with_sign<To>((x & LF::sign_mask) != 0, static_cast<std::uint64_t>(code));
+      }
+    }
+  }
   const Decoded<U> d = decode<From, U>(x);
   switch (d.kind) {
     case Kind::nan: return pack_nan<To>(d.neg, d.payload, flags);
@@ -190,7 +210,7 @@ LPLAB_HD constexpr code_t<To> convert_code(code_t<From> x, Round r, Overflow o,
     case Kind::zero: return pack_zero<To>(d.neg, flags);
     case Kind::finite: break;
   }
-  return round_pack<To, Layout<From>::M, U>(d.neg, d.sig, d.exp, false, r, o, random, flags);
+  return round_pack<To, Layout<From>::M, U>(d.neg, d.sig, d.exp, r, o, random, flags);
 }
 
 }  // namespace lplab::detail
