@@ -1,0 +1,25 @@
+# Installs lplab from BUILD into a fresh prefix, then configures, builds and
+# runs the consumer project against it with find_package(lplab).
+set(work "${WORK}")
+file(REMOVE_RECURSE "${work}")
+execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${work}/prefix"
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "install failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE}" -B "${work}/build" -G Ninja
+                "-DCMAKE_PREFIX_PATH=${work}/prefix" -DCMAKE_BUILD_TYPE=Release
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "configure failed: ${out}${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build "${work}/build" RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "build failed: ${out}${err}")
+endif()
+execute_process(COMMAND "${work}/build/consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+message("${out}")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "fp16\\(1e-8\\)=0 bf16\\(1e-8\\)=1.00117e-08 e4m3fn\\(465\\)=0x7f e3m4.max=15.5")
+  message(FATAL_ERROR "unexpected output: ${out}")
+endif()
