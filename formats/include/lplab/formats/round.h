@@ -92,9 +92,9 @@ LPLAB_HD constexpr code_t<D> pack_zero(bool neg, Flags* flags) noexcept {
 //   s = FracBits - M, plus the extra shift of results below the normal range.
 //   Rounding adds an increment below the kept bits and truncates: the carry
 //   out of the dropped bits is the round-up.
-template <Descriptor D, int FracBits, class U>
-LPLAB_HD constexpr code_t<D> round_pack(bool neg, U sig, int e, Round r, Overflow o,
-                                        std::uint32_t random, Flags* flags) noexcept {
+template <Descriptor D, int FracBits, Round r, class U>
+LPLAB_HD constexpr code_t<D> round_pack_as(bool neg, U sig, int e, Overflow o,
+                                           std::uint32_t random, Flags* flags) noexcept {
   using L = Layout<D>;
   constexpr int W = std::numeric_limits<U>::digits;
   static_assert(FracBits + 3 <= W, "sig needs headroom for the rounding increment");
@@ -121,17 +121,13 @@ LPLAB_HD constexpr code_t<D> round_pack(bool neg, U sig, int e, Round r, Overflo
     const U mask = static_cast<U>((U{1} << sc) - 1);
     const U half = U{1} << (sc - 1);
     U inc = 0;
-    switch (r) {
-      case Round::nearest_even: inc = half - 1 + ((sig >> sc) & 1); break;
-      case Round::nearest_away: inc = half; break;
-      case Round::toward_zero: inc = 0; break;
-      case Round::upward: inc = neg ? 0 : mask; break;
-      case Round::downward: inc = neg ? mask : 0; break;
-      case Round::stochastic: inc = 0; break;
-    }
+    if constexpr (r == Round::nearest_even) inc = half - 1 + ((sig >> sc) & 1);
+    else if constexpr (r == Round::nearest_away) inc = half;
+    else if constexpr (r == Round::upward) inc = neg ? 0 : mask;
+    else if constexpr (r == Round::downward) inc = neg ? mask : 0;
     kept = static_cast<std::uint64_t>((sig + inc) >> sc);
     exact = (sig & mask) == 0;
-    if (r == Round::stochastic) {
+    if constexpr (r == Round::stochastic) {
       // The top 32 bits of the dropped fraction, from the true shift s.
       std::uint32_t frac32;
       if (s <= 32) frac32 = static_cast<std::uint32_t>(static_cast<std::uint64_t>(sig & mask) << (32 - s));
@@ -173,33 +169,73 @@ LPLAB_HD constexpr code_t<D> round_pack(bool neg, U sig, int e, Round r, Overflo
   return with_sign<D>(neg, static_cast<std::uint64_t>(code));
 }
 
+// The rounding mode is a template parameter of the algorithm, so that each
+// mode compiles to straight-line code; this dispatches a run-time mode once.
+template <class F>
+LPLAB_HD constexpr decltype(auto) with_round(Round r, F&& f) {
+  switch (r) {
+    case Round::nearest_away: return f.template operator()<Round::nearest_away>();
+    case Round::toward_zero: return f.template operator()<Round::toward_zero>();
+    case Round::upward: return f.template operator()<Round::upward>();
+    case Round::downward: return f.template operator()<Round::downward>();
+    case Round::stochastic: return f.template operator()<Round::stochastic>();
+    case Round::nearest_even: break;
+  }
+  return f.template operator()<Round::nearest_even>();
+}
+
+template <Descriptor D, int FracBits, class U>
+LPLAB_HD constexpr code_t<D> round_pack(bool neg, U sig, int e, Round r, Overflow o,
+                                        std::uint32_t random, Flags* flags) noexcept {
+  return with_round(r, [&]<Round R>() {
+    return round_pack_as<D, FracBits, R, U>(neg, sig, e, o, random, flags);
+  });
+}
+
 // Conversion between any two formats, on codes.
-template <Descriptor To, Descriptor From>
-LPLAB_HD constexpr code_t<To> convert_code(code_t<From> x, Round r, Overflow o,
-                                           std::uint32_t random, Flags* flags) noexcept {
+template <Descriptor To, Descriptor From, Round r>
+LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::uint32_t random,
+                                              Flags* flags) noexcept {
   using U = std::conditional_t<(Layout<From>::M < 32), std::uint32_t, std::uint64_t>;
   using LF = Layout<From>;
   using LT = Layout<To>;
-  // Fast path, nearest-even narrowing of a value that lands in the target's
-  // normal range: steps 2-5 collapse to one add and one shift on the code,
-  //   code = (mag + (half - 1) + lsb) >> s - (bias_from - bias_to) << M_to
-  // with the carry of a round-up running into the exponent field. Anything else
-  // (a subnormal or overflowing result, NaN, other roundings) takes the general
-  // path below; the two agree on every input (exhaustive tests).
-  if constexpr (LF::M > LT::M && To.is_signed) {
+  // Fast path: a narrowing conversion of a normal value that lands in the
+  // target's normal range. Steps 2-5 then collapse to an add and a shift on
+  // the magnitude code,
+  //   code = (mag + increment) >> s  -  (bias_from - bias_to) << M_to,
+  // the carry of a round-up running into the exponent field. Subnormal and
+  // overflowing results, specials, stochastic rounding and negative values
+  // into an unsigned format take the general path below; the two agree on every input (the
+  // exhaustive tests run both).
+  if constexpr (LF::M > LT::M && From.is_signed && r != Round::stochastic) {
     constexpr int s = LF::M - LT::M;
-    constexpr std::uint64_t lo_field = static_cast<std::uint64_t>(LT::emin + From.bias);
-    constexpr std::uint64_t hi_field = static_cast<std::uint64_t>(LT::emax + From.bias);
+    // Source exponent fields whose values are normal in both formats.
+    constexpr std::int64_t lo = std::int64_t{LT::emin} + From.bias;
+    constexpr std::int64_t hi = std::int64_t{LT::emax} + From.bias;
+    constexpr std::uint64_t lo_field = lo < 1 ? 1 : static_cast<std::uint64_t>(lo);
+    constexpr std::uint64_t hi_field =
+        hi >= static_cast<std::int64_t>(LF::exp_field_max) ? LF::exp_field_max - 1
+                                                          : static_cast<std::uint64_t>(hi);
+    constexpr U lo_mag = static_cast<U>(lo_field << LF::M);
+    constexpr U span = static_cast<U>((hi_field + 1 - lo_field) << LF::M);
+    constexpr U mask = (U{1} << s) - 1;
     const U mag = static_cast<U>(x & LF::mag_mask);
-    const std::uint64_t field = mag >> LF::M;
-    if (r == Round::nearest_even && field >= lo_field && field <= hi_field &&
-        (!From.has_subnormals || field != 0) && field != LF::exp_field_max) {
-      const U rounded = mag + ((U{1} << (s - 1)) - 1) + ((mag >> s) & 1);
-      const std::int64_t code = static_cast<std::int64_t>(rounded >> s) -
-                                (static_cast<std::int64_t>(From.bias - To.bias) << LT::M);
-      if (code <= static_cast<std::int64_t>(LT::max_code)) {
-        if ((mag & ((U{1} << s) - 1)) != 0) raise(flags, Flag::inexact);
-        return with_sign<To>((x & LF::sign_mask) != 0, static_cast<std::uint64_t>(code));
+    // For an unsigned target the sign bit stays in, so negatives fail the test.
+    const U key = To.is_signed ? mag : static_cast<U>(x);
+    if (static_cast<U>(key - lo_mag) < span) {
+      const bool neg = (x & LF::sign_mask) != 0;
+      U inc = 0;
+      // Ties to even look at the kept integer's last bit: the implicit bit
+      // itself (always 1) when the target has no mantissa bits (E8M0).
+      if constexpr (r == Round::nearest_even) inc = (mask >> 1) + (LT::M == 0 ? 1 : (mag >> s) & 1);
+      else if constexpr (r == Round::nearest_away) inc = (mask >> 1) + 1;
+      else if constexpr (r == Round::upward) inc = neg ? 0 : mask;
+      else if constexpr (r == Round::downward) inc = neg ? mask : 0;
+      const std::uint64_t code = static_cast<std::uint64_t>((mag + inc) >> s) -
+                                 (static_cast<std::uint64_t>(From.bias - To.bias) << LT::M);
+      if (code <= LT::max_code) {
+        if ((mag & mask) != 0) raise(flags, Flag::inexact);
+        return with_sign<To>(neg, code);
       }
     }
   }
@@ -210,7 +246,13 @@ LPLAB_HD constexpr code_t<To> convert_code(code_t<From> x, Round r, Overflow o,
     case Kind::zero: return pack_zero<To>(d.neg, flags);
     case Kind::finite: break;
   }
-  return round_pack<To, Layout<From>::M, U>(d.neg, d.sig, d.exp, r, o, random, flags);
+  return round_pack_as<To, Layout<From>::M, r, U>(d.neg, d.sig, d.exp, o, random, flags);
+}
+
+template <Descriptor To, Descriptor From>
+LPLAB_HD constexpr code_t<To> convert_code(code_t<From> x, Round r, Overflow o,
+                                           std::uint32_t random, Flags* flags) noexcept {
+  return with_round(r, [&]<Round R>() { return convert_code_as<To, From, R>(x, o, random, flags); });
 }
 
 }  // namespace lplab::detail
