@@ -207,7 +207,36 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
   // overflowing results, specials, stochastic rounding and negative values
   // into an unsigned format take the general path below; the two agree on every input (the
   // exhaustive tests run both).
-  if constexpr (LF::M > LT::M && From.is_signed && r != Round::stochastic) {
+  // When both formats have the same exponent field (bfloat16 from float32),
+  // the target's values are the source's with the last s mantissa bits
+  // dropped, subnormals included, and the sign lands in place by the shift:
+  //   code = (x + increment) >> s
+  // for every finite input whose result is finite (and, when flags are
+  // asked for, not tiny: the general path raises underflow).
+  constexpr bool same_exponent_field =
+      LF::E == LT::E && From.bias == To.bias && From.has_subnormals == To.has_subnormals &&
+      From.encoding == Encoding::ieee && To.encoding == Encoding::ieee && From.is_signed &&
+      To.is_signed && LF::M > LT::M;
+  if constexpr (same_exponent_field && r != Round::stochastic) {
+    constexpr int s = LF::M - LT::M;
+    constexpr U mask = (U{1} << s) - 1;
+    const U mag = static_cast<U>(x & LF::mag_mask);
+    const bool neg = (x & LF::sign_mask) != 0;
+    U inc = 0;
+    if constexpr (r == Round::nearest_even) inc = (mask >> 1) + ((mag >> s) & 1);
+    else if constexpr (r == Round::nearest_away) inc = (mask >> 1) + 1;
+    else if constexpr (r == Round::upward) inc = neg ? 0 : mask;
+    else if constexpr (r == Round::downward) inc = neg ? mask : 0;
+    const std::uint64_t rounded_mag = static_cast<std::uint64_t>((mag + inc) >> s);
+    // NaN and infinite inputs fail the first test too: their rounded
+    // magnitude is the target's infinity or above.
+    if (rounded_mag <= LT::max_code && (flags == nullptr || rounded_mag > LT::mant_mask)) {
+      if ((mag & mask) != 0) raise(flags, Flag::inexact);
+      return static_cast<code_t<To>>((static_cast<U>(x) + inc) >> s);
+    }
+  }
+  if constexpr (!same_exponent_field && LF::M > LT::M && From.is_signed &&
+                r != Round::stochastic) {
     constexpr int s = LF::M - LT::M;
     // Source exponent fields whose values are normal in both formats.
     constexpr std::int64_t lo = std::int64_t{LT::emin} + From.bias;
