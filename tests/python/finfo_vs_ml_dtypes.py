@@ -1,0 +1,56 @@
+"""lplab finfo against the live libraries: ml_dtypes.finfo for the formats
+ml_dtypes has, numpy.finfo for float16 and float32. Exit 77 (skipped) when
+ml_dtypes is not importable.
+
+    python3 tests/python/finfo_vs_ml_dtypes.py build/release/tools/lplab
+"""
+import json
+import subprocess
+import sys
+
+try:
+    import ml_dtypes
+    import numpy as np
+except ImportError as e:
+    print(f"SKIPPED: {e}")
+    sys.exit(77)
+
+FIELDS_FLOAT = ["eps", "epsneg", "max", "min", "tiny", "smallest_normal", "smallest_subnormal"]
+FIELDS_INT = ["bits", "machep", "negep", "nmant", "nexp", "iexp", "maxexp", "minexp", "precision"]
+
+
+def main() -> int:
+    tool = sys.argv[1]
+    out = subprocess.run([tool, "finfo", "--all", "--output", "json"], check=True,
+                         capture_output=True, text=True).stdout
+    ours = {f["name"]: f for f in json.loads(out)}
+    checked = 0
+    failures = []
+    for name, f in ours.items():
+        if name in ("float16", "float32"):
+            theirs = np.finfo(getattr(np, name))
+        elif hasattr(ml_dtypes, name):
+            theirs = ml_dtypes.finfo(getattr(ml_dtypes, name))
+        else:
+            failures.append(f"{name}: ml_dtypes {ml_dtypes.__version__} has no such type")
+            continue
+        for field in FIELDS_FLOAT:
+            if float(getattr(theirs, field)) != f[field]:
+                failures.append(f"{name}.{field}: lplab {f[field]!r}, theirs {float(getattr(theirs, field))!r}")
+            checked += 1
+        if float(theirs.resolution) != f["resolution_numpy"]:
+            failures.append(f"{name}.resolution: lplab {f['resolution_numpy']!r}, theirs {float(theirs.resolution)!r}")
+        checked += 1
+        for field in FIELDS_INT:
+            if int(getattr(theirs, field)) != f[field]:
+                failures.append(f"{name}.{field}: lplab {f[field]!r}, theirs {getattr(theirs, field)!r}")
+            checked += 1
+    for line in failures:
+        print("MISMATCH", line)
+    print(f"{checked} fields compared with ml_dtypes {ml_dtypes.__version__} / numpy {np.__version__}: "
+          f"{len(failures)} mismatches")
+    return 1 if failures or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
