@@ -1,5 +1,5 @@
 // The one rounding algorithm: an exact finite value (sign, significand,
-// exponent, sticky bit) to a code of any format, under any rounding and
+// exponent) to a code of any format, under any rounding and
 // overflow policy. Conversions and every arithmetic operation end here.
 #pragma once
 
@@ -83,6 +83,19 @@ LPLAB_HD constexpr code_t<D> pack_zero(bool neg, Flags* flags) noexcept {
   else return with_sign<D>(neg && L::has_negative_zero, 0);
 }
 
+// What round-by-truncation adds below the kept bits for rounding r, where
+// `mask` covers the dropped bits and `lsb` is the kept integer's last bit: a
+// carry out of the dropped bits is the round-up. (Stochastic rounding adds its
+// random bits separately.)
+template <Round r, class U>
+LPLAB_HD constexpr U round_increment(U mask, U lsb, bool neg) noexcept {
+  if constexpr (r == Round::nearest_even) return (mask >> 1) + lsb;
+  else if constexpr (r == Round::nearest_away) return (mask >> 1) + 1;
+  else if constexpr (r == Round::upward) return neg ? 0 : mask;
+  else if constexpr (r == Round::downward) return neg ? mask : 0;
+  else return 0;
+}
+
 // Rounds value = (-1)^neg * 2^(e - FracBits) * sig, 2^FracBits <= sig <
 // 2^(FracBits+1), to format D. (Arithmetic folds the bits it could not keep
 // into sig's last bit, a "jammed" sticky bit, so sig is exact enough.)
@@ -119,12 +132,7 @@ LPLAB_HD constexpr code_t<D> round_pack_as(bool neg, U sig, int e, Overflow o,
   } else {
     const int sc = s > FracBits + 2 ? FracBits + 2 : s;
     const U mask = static_cast<U>((U{1} << sc) - 1);
-    const U half = U{1} << (sc - 1);
-    U inc = 0;
-    if constexpr (r == Round::nearest_even) inc = half - 1 + ((sig >> sc) & 1);
-    else if constexpr (r == Round::nearest_away) inc = half;
-    else if constexpr (r == Round::upward) inc = neg ? 0 : mask;
-    else if constexpr (r == Round::downward) inc = neg ? mask : 0;
+    const U inc = round_increment<r>(mask, static_cast<U>((sig >> sc) & 1), neg);
     kept = static_cast<std::uint64_t>((sig + inc) >> sc);
     exact = (sig & mask) == 0;
     if constexpr (r == Round::stochastic) {
@@ -137,7 +145,7 @@ LPLAB_HD constexpr code_t<D> round_pack_as(bool neg, U sig, int e, Overflow o,
     }
   }
 
-  // Step 5: assemble the magnitude code. For a normal result kept is in
+  // Step 4: assemble the magnitude code. For a normal result kept is in
   // [2^M, 2^(M+1)], and adding (biased exponent - 1) << M both drops the
   // implicit bit and carries a rounded-up 2^(M+1) into the next binade; for a
   // subnormal result the exponent term is zero.
@@ -156,7 +164,7 @@ LPLAB_HD constexpr code_t<D> round_pack_as(bool neg, U sig, int e, Overflow o,
     }
   }
 
-  // Step 6: overflow, decided after rounding (IEEE 754-2019 7.4).
+  // Step 5: overflow, decided after rounding (IEEE 754-2019 7.4).
   if (code > static_cast<std::int64_t>(L::max_code)) {
     raise(flags, Flag::overflow);
     raise(flags, Flag::inexact);
@@ -165,7 +173,7 @@ LPLAB_HD constexpr code_t<D> round_pack_as(bool neg, U sig, int e, Overflow o,
     return pack_overflow<D>(neg, toward_max, o, flags);
   }
 
-  // Step 7: sign.
+  // Step 6: sign.
   return with_sign<D>(neg, static_cast<std::uint64_t>(code));
 }
 
@@ -199,15 +207,11 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
   using U = std::conditional_t<(Layout<From>::M < 32), std::uint32_t, std::uint64_t>;
   using LF = Layout<From>;
   using LT = Layout<To>;
-  // Fast path: a narrowing conversion of a normal value that lands in the
-  // target's normal range. Steps 2-5 then collapse to an add and a shift on
-  // the magnitude code,
-  //   code = (mag + increment) >> s  -  (bias_from - bias_to) << M_to,
-  // the carry of a round-up running into the exponent field. Subnormal and
-  // overflowing results, specials, stochastic rounding and negative values
-  // into an unsigned format take the general path below; the two agree on every input (the
+  // Two fast paths for narrowing conversions; every input they decline takes
+  // the general path at the end, and the two agree on every input (the
   // exhaustive tests run both).
-  // When both formats have the same exponent field (bfloat16 from float32),
+  //
+  // 1. Both formats have the same exponent field (bfloat16 from float32):
   // the target's values are the source's with the last s mantissa bits
   // dropped, subnormals included, and the sign lands in place by the shift:
   //   code = (x + increment) >> s
@@ -222,11 +226,7 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
     constexpr U mask = (U{1} << s) - 1;
     const U mag = static_cast<U>(x & LF::mag_mask);
     const bool neg = (x & LF::sign_mask) != 0;
-    U inc = 0;
-    if constexpr (r == Round::nearest_even) inc = (mask >> 1) + ((mag >> s) & 1);
-    else if constexpr (r == Round::nearest_away) inc = (mask >> 1) + 1;
-    else if constexpr (r == Round::upward) inc = neg ? 0 : mask;
-    else if constexpr (r == Round::downward) inc = neg ? mask : 0;
+    const U inc = round_increment<r>(mask, static_cast<U>((mag >> s) & 1), neg);
     const std::uint64_t rounded_mag = static_cast<std::uint64_t>((mag + inc) >> s);
     // NaN and infinite inputs fail the first test too: their rounded
     // magnitude is the target's infinity or above.
@@ -235,6 +235,12 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
       return static_cast<code_t<To>>((static_cast<U>(x) + inc) >> s);
     }
   }
+  // 2. Otherwise, a normal value that lands in the target's normal range:
+  // steps 2-4 collapse to an add and a shift on the magnitude code,
+  //   code = (mag + increment) >> s  -  (bias_from - bias_to) << M_to,
+  // the carry of a round-up running into the exponent field. Subnormal and
+  // overflowing results, specials, stochastic rounding and negative values
+  // into an unsigned format are declined.
   if constexpr (!same_exponent_field && LF::M > LT::M && From.is_signed &&
                 r != Round::stochastic) {
     constexpr int s = LF::M - LT::M;
@@ -253,13 +259,10 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
     const U key = To.is_signed ? mag : static_cast<U>(x);
     if (static_cast<U>(key - lo_mag) < span) {
       const bool neg = (x & LF::sign_mask) != 0;
-      U inc = 0;
-      // Ties to even look at the kept integer's last bit: the implicit bit
-      // itself (always 1) when the target has no mantissa bits (E8M0).
-      if constexpr (r == Round::nearest_even) inc = (mask >> 1) + (LT::M == 0 ? 1 : (mag >> s) & 1);
-      else if constexpr (r == Round::nearest_away) inc = (mask >> 1) + 1;
-      else if constexpr (r == Round::upward) inc = neg ? 0 : mask;
-      else if constexpr (r == Round::downward) inc = neg ? mask : 0;
+      // The kept integer's last bit is the implicit bit itself (always 1)
+      // when the target has no mantissa bits (E8M0).
+      const U lsb = LT::M == 0 ? U{1} : static_cast<U>((mag >> s) & 1);
+      const U inc = round_increment<r>(mask, lsb, neg);
       const std::uint64_t code = static_cast<std::uint64_t>((mag + inc) >> s) -
                                  (static_cast<std::uint64_t>(From.bias - To.bias) << LT::M);
       if (code <= LT::max_code) {
