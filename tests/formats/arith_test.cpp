@@ -4,6 +4,7 @@
 // samples plus the hard cases for the 16-bit formats.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -62,6 +63,33 @@ bool mismatch(const Reference& ref, ExactArith& ex, Op op, std::uint64_t ca, std
   return bad;
 }
 
+// Checks `count` operand sets on every core: operands(i) gives the codes
+// (a, b, c) of set i. Returns the number of mismatching sets and describes
+// the first one found.
+struct Sweep {
+  std::uint64_t visited, hits;
+  std::string first;
+};
+template <class T, class Operands>
+Sweep sweep(const Reference& ref, Op op, std::uint64_t count, Operands operands) {
+  std::mutex m;
+  std::string first;
+  const auto res = experiments::parallel_count(count, [&](std::uint64_t i) {
+    thread_local ExactArith ex;
+    const auto [a, b, c] = operands(i);
+    std::string local;
+    const bool bad = mismatch<T>(ref, ex, op, a, b, c, &local);
+    if (bad) {
+      std::lock_guard lock(m);
+      if (first.empty()) first = local;
+    }
+    return bad;
+  });
+  return {res.visited, res.hits, first};
+}
+
+using Codes = std::array<std::uint64_t, 3>;
+
 template <class T>
 class ArithAllPairs : public ::testing::Test {};
 TYPED_TEST_SUITE(ArithAllPairs, ByteFormats, FormatNames);
@@ -71,20 +99,9 @@ TYPED_TEST(ArithAllPairs, add_sub_mul_div_every_pair_sqrt_every_code) {
   const Reference ref(T::descriptor);
   const std::uint64_t n = code_count<T>();
   for (Op op : {Op::add, Op::sub, Op::mul, Op::div}) {
-    std::string why;
-    std::mutex m;
-    const auto res = experiments::parallel_count(n * n, [&](std::uint64_t i) {
-      thread_local ExactArith ex;
-      std::string local;
-      const bool bad = mismatch<T>(ref, ex, op, i / n, i % n, 0, &local);
-      if (bad) {
-        std::lock_guard lock(m);
-        if (why.empty()) why = local;
-      }
-      return bad;
-    });
+    const Sweep res = sweep<T>(ref, op, n * n, [n](std::uint64_t i) { return Codes{i / n, i % n, 0}; });
     EXPECT_EQ(res.visited, n * n);
-    EXPECT_EQ(res.hits, 0u) << why;
+    EXPECT_EQ(res.hits, 0u) << res.first;
   }
   ExactArith ex;
   std::string why;
@@ -100,26 +117,13 @@ TYPED_TEST(ArithAllPairs, fma_triples) {
   // Every triple for fp4 (4096); 300,000 random triples otherwise.
   const bool all = n <= 16;
   const std::uint64_t count = all ? n * n * n : 300000;
-  std::string why;
-  std::mutex m;
-  const auto res = experiments::parallel_count(count, [&](std::uint64_t i) {
-    thread_local ExactArith ex;
-    std::uint64_t a = i / (n * n), b = (i / n) % n, c = i % n;
-    if (!all) {
-      const std::uint32_t h = mix32(i);
-      a = h % n;
-      b = (h >> 8) % n;
-      c = mix32(i + 0x9E3779B9) % n;
-    }
-    std::string local;
-    const bool bad = mismatch<T>(ref, ex, Op::fma, a, b, c, &local);
-    if (bad) {
-      std::lock_guard lock(m);
-      if (why.empty()) why = local;
-    }
-    return bad;
+  const Sweep res = sweep<T>(ref, Op::fma, count, [n, all](std::uint64_t i) {
+    if (all) return Codes{i / (n * n), (i / n) % n, i % n};
+    const std::uint32_t h = mix32(i);
+    return Codes{h % n, (h >> 8) % n, mix32(i + 0x9E3779B9) % n};
   });
-  EXPECT_EQ(res.hits, 0u) << why;
+  EXPECT_EQ(res.visited, count);
+  EXPECT_EQ(res.hits, 0u) << res.first;
 }
 
 template <class T>
@@ -173,20 +177,12 @@ TYPED_TEST(Arith16, hard_cases_every_pair_and_random_sample) {
   EXPECT_EQ(bad, 0u) << why;
   // 200,000 random operand sets per operation.
   for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::fma, Op::sqrt}) {
-    std::mutex m;
-    std::string first;
-    const auto res = experiments::parallel_count(200000, [&](std::uint64_t i) {
-      thread_local ExactArith tex;
+    const Sweep res = sweep<T>(ref, op, 200000, [](std::uint64_t i) {
       const std::uint32_t h1 = mix32(i * 3 + 1), h2 = mix32(i * 3 + 2);
-      std::string local;
-      const bool b = mismatch<T>(ref, tex, op, h1 & 0xFFFF, h1 >> 16, h2 & 0xFFFF, &local);
-      if (b) {
-        std::lock_guard lock(m);
-        if (first.empty()) first = local;
-      }
-      return b;
+      return Codes{h1 & 0xFFFF, h1 >> 16, h2 & 0xFFFF};
     });
-    EXPECT_EQ(res.hits, 0u) << first;
+    EXPECT_EQ(res.visited, 200000u);
+    EXPECT_EQ(res.hits, 0u) << res.first;
   }
 }
 
