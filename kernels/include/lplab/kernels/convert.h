@@ -1,17 +1,186 @@
-// Bulk conversion over arrays, scalar path: the reference that SIMD bulk
-// paths are proven against bit for bit.
+// Bulk conversion between float and the lplab formats, and between any two
+// formats, over whole arrays.
+//
+//   lplab::kernels::convert(std::span<const From> in, std::span<To> out,
+//                           Round r = Round::nearest_even, Overflow o = Overflow::ieee,
+//                           std::uint64_t seed = 0);
+//   lplab::kernels::convert(in, out, const ConvertOptions&);   // stats, threads, index base
+//
+// Every element is converted exactly as the scalar lplab::convert<To>(x, r, o)
+// converts it -- bit for bit, flags included -- and with Round::stochastic
+// element i uses the random bits stochastic_bits(seed, i) (random.h).
+//
+// Errors: spans of different length throw std::invalid_argument before any
+// element is written; overflow and NaN are values, never exceptions.
+//
+// Speed: between float and the formats of the catalog (catalog.h) the work
+// runs in lplab's compiled SIMD kernels, chosen at run time for the CPU
+// (targets.h); a format -> format conversion goes through float in chunks,
+// which is exact because float holds every value of every catalog format
+// except float32 itself. Other types (double, formats a user declares) take
+// the scalar reference loop, convert_reference, which is what the SIMD
+// kernels are proven against.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 
 #include "lplab/formats.h"
+#include "lplab/kernels/random.h"
 
 namespace lplab::kernels {
 
-template <Convertible To, Convertible From>
-void convert_scalar(const From* in, To* out, std::size_t n, Round r = Round::nearest_even,
-                    Overflow o = Overflow::ieee, Flags* flags = nullptr) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = convert<To>(in[i], r, o, flags);
+// How many elements raised each flag (policy.h) in one or more conversions.
+struct FlagCounts {
+  std::uint64_t inexact = 0;
+  std::uint64_t underflow = 0;
+  std::uint64_t overflow = 0;
+  std::uint64_t invalid = 0;
+
+  constexpr void add(Flags f) noexcept {
+    inexact += f.inexact();
+    underflow += f.underflow();
+    overflow += f.overflow();
+    invalid += f.invalid();
+  }
+  constexpr FlagCounts& operator+=(const FlagCounts& o) noexcept {
+    inexact += o.inexact;
+    underflow += o.underflow;
+    overflow += o.overflow;
+    invalid += o.invalid;
+    return *this;
+  }
+  friend constexpr bool operator==(const FlagCounts&, const FlagCounts&) = default;
+};
+
+struct ConvertOptions {
+  Round round = Round::nearest_even;
+  Overflow overflow = Overflow::ieee;
+  std::uint64_t seed = 0;  // Round::stochastic only
+  // When given, the counts of this call are added to *stats. Without it the
+  // kernels compute no flags at all.
+  FlagCounts* stats = nullptr;
+  // Worker threads for large arrays: 1 (the default) runs on the calling
+  // thread, 0 uses every core. Results do not depend on it.
+  unsigned threads = 1;
+  // The index of in[0] for the stochastic random bits, so that a slice of a
+  // larger array converts exactly as it would inside the whole.
+  std::uint64_t first_index = 0;
+};
+
+namespace detail {
+
+// The formats the compiled kernels know, in catalog order; float is float32.
+enum class FormatId : int {
+  none = -1,
+  float32,
+  float16,
+  bfloat16,
+  float8_e4m3fn,
+  float8_e5m2,
+  float8_e4m3fnuz,
+  float8_e5m2fnuz,
+  float8_e8m0fnu,
+  float6_e2m3fn,
+  float6_e3m2fn,
+  float4_e2m1fn,
+};
+
+template <class T>
+inline constexpr FormatId format_id = FormatId::none;
+template <>
+inline constexpr FormatId format_id<float> = FormatId::float32;
+#define LPLAB_KERNELS_FORMAT_ID(name) \
+  template <>                         \
+  inline constexpr FormatId format_id<lplab::name> = FormatId::name;
+LPLAB_KERNELS_FORMAT_ID(float32)
+LPLAB_KERNELS_FORMAT_ID(float16)
+LPLAB_KERNELS_FORMAT_ID(bfloat16)
+LPLAB_KERNELS_FORMAT_ID(float8_e4m3fn)
+LPLAB_KERNELS_FORMAT_ID(float8_e5m2)
+LPLAB_KERNELS_FORMAT_ID(float8_e4m3fnuz)
+LPLAB_KERNELS_FORMAT_ID(float8_e5m2fnuz)
+LPLAB_KERNELS_FORMAT_ID(float8_e8m0fnu)
+LPLAB_KERNELS_FORMAT_ID(float6_e2m3fn)
+LPLAB_KERNELS_FORMAT_ID(float6_e3m2fn)
+LPLAB_KERNELS_FORMAT_ID(float4_e2m1fn)
+#undef LPLAB_KERNELS_FORMAT_ID
+
+// The compiled entry point (library lplab_kernels): codes in, codes out, one
+// element of the format's storage type each.
+void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
+                  const ConvertOptions& options);
+
+inline void check_sizes(std::size_t in, std::size_t out) {
+  if (in != out)
+    throw std::invalid_argument("lplab::kernels::convert: input has " + std::to_string(in) +
+                                " elements but output has " + std::to_string(out));
+}
+
+}  // namespace detail
+
+// The scalar reference: one lplab::convert per element, in order, on the
+// calling thread (options.threads is ignored).
+template <Convertible From, Convertible To>
+void convert_reference(std::span<const From> in, std::span<To> out,
+                       const ConvertOptions& options) {
+  detail::check_sizes(in.size(), out.size());
+  const std::uint64_t base = options.first_index;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::uint32_t bits =
+        options.round == Round::stochastic ? stochastic_bits(options.seed, base + i) : 0;
+    if (options.stats != nullptr) {
+      Flags f;
+      out[i] = lplab::convert<To>(in[i], options.round, options.overflow, &f, bits);
+      options.stats->add(f);
+    } else {
+      out[i] = lplab::convert<To>(in[i], options.round, options.overflow, nullptr, bits);
+    }
+  }
+}
+
+template <Convertible From, Convertible To>
+void convert(std::span<const From> in, std::span<To> out, const ConvertOptions& options) {
+  detail::check_sizes(in.size(), out.size());
+  constexpr auto from = detail::format_id<std::remove_cv_t<From>>;
+  constexpr auto to = detail::format_id<std::remove_cv_t<To>>;
+  if constexpr (from != detail::FormatId::none && to != detail::FormatId::none) {
+    detail::bulk_convert(to, from, in.data(), out.data(), in.size(), options);
+  } else {
+    convert_reference(in, out, options);
+  }
+}
+
+template <Convertible From, Convertible To>
+void convert(std::span<const From> in, std::span<To> out, Round r = Round::nearest_even,
+             Overflow o = Overflow::ieee, std::uint64_t seed = 0) {
+  convert(in, out, ConvertOptions{.round = r, .overflow = o, .seed = seed});
+}
+
+// Convenience for contiguous containers (std::vector, std::array, ...):
+//   std::vector<float> x(n); std::vector<lplab::float8_e4m3fn> y(n);
+//   lplab::kernels::convert(x, y);
+template <class In, class Out>
+  requires(!std::same_as<std::remove_cvref_t<In>, std::span<const std::ranges::range_value_t<In>>>) &&
+          std::ranges::contiguous_range<const In> && std::ranges::contiguous_range<Out> &&
+          Convertible<std::ranges::range_value_t<In>> && Convertible<std::ranges::range_value_t<Out>>
+void convert(const In& in, Out&& out, const ConvertOptions& options) {
+  using F = std::ranges::range_value_t<In>;
+  using T = std::ranges::range_value_t<Out>;
+  convert(std::span<const F>(std::ranges::data(in), std::ranges::size(in)),
+          std::span<T>(std::ranges::data(out), std::ranges::size(out)), options);
+}
+template <class In, class Out>
+  requires(!std::same_as<std::remove_cvref_t<In>, std::span<const std::ranges::range_value_t<In>>>) &&
+          std::ranges::contiguous_range<const In> && std::ranges::contiguous_range<Out> &&
+          Convertible<std::ranges::range_value_t<In>> && Convertible<std::ranges::range_value_t<Out>>
+void convert(const In& in, Out&& out, Round r = Round::nearest_even, Overflow o = Overflow::ieee,
+             std::uint64_t seed = 0) {
+  convert(in, std::forward<Out>(out), ConvertOptions{.round = r, .overflow = o, .seed = seed});
 }
 
 }  // namespace lplab::kernels

@@ -1,0 +1,341 @@
+// Bulk conversion throughput, every figure beside its baseline from the same
+// run: lplab's scalar loop, a plain copy of the same bytes, the bare hardware
+// conversion loops (vcvtps2ph, vcvtneps2bf16) where the CPU has them, and
+// every SIMD target of lplab's kernels. At the end a table prints each rate
+// and its ratio to the baseline the issue names, with the CPU model.
+//
+//   build/release/benchmarks/kernels_bench --benchmark_repetitions=3
+//       --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "lplab/kernels.h"
+
+namespace {
+
+using lplab::Overflow;
+using lplab::Round;
+
+constexpr std::size_t kInCache = std::size_t{1} << 15;    // 32K values: 128 KiB in + out, L2
+constexpr std::size_t kOutOfCache = std::size_t{1} << 24;  // 16M values: 64 MiB of floats
+
+// N(0, 1) scaled to a quarter of e4m3's range, as tensors are scaled before a cast.
+const std::vector<float>& inputs(std::size_t n) {
+  static std::map<std::size_t, std::vector<float>> sets;
+  auto& v = sets[n];
+  if (v.empty()) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> dist(0.0f, 112.0f);
+    v.resize(n);
+    for (float& x : v) x = dist(rng);
+  }
+  return v;
+}
+
+// Rates in values per second, by benchmark name, for the summary.
+std::map<std::string, double>& rates() {
+  static std::map<std::string, double> r;
+  return r;
+}
+
+void record(benchmark::State& state, std::size_t n) {
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  state.counters["values/s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// --- lplab bulk, on a given target (index into simd_targets()) ---------------
+
+template <class T>
+void BM_bulk_from_float(benchmark::State& state) {
+  const auto targets = lplab::kernels::simd_targets();
+  const auto t = static_cast<std::size_t>(state.range(1));
+  if (t >= targets.size()) {
+    state.SkipWithError("target not available on this CPU");
+    return;
+  }
+  const auto round = static_cast<Round>(state.range(2));
+  lplab::kernels::ScopedSimdTarget scope(targets[t].id);
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  const auto& in = inputs(n);
+  std::vector<T> out(n);
+  for (auto _ : state) {
+    lplab::kernels::convert(std::span<const float>(in), std::span(out), round);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  record(state, n);
+  state.SetLabel(targets[t].name);
+}
+
+template <class T>
+void BM_bulk_to_float(benchmark::State& state) {
+  const auto targets = lplab::kernels::simd_targets();
+  const auto t = static_cast<std::size_t>(state.range(1));
+  if (t >= targets.size()) {
+    state.SkipWithError("target not available on this CPU");
+    return;
+  }
+  lplab::kernels::ScopedSimdTarget scope(targets[t].id);
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  std::vector<T> in(n);
+  lplab::kernels::convert(std::span<const float>(inputs(n)), std::span(in));
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    lplab::kernels::convert(std::span<const T>(in), std::span(out));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  record(state, n);
+  state.SetLabel(targets[t].name);
+}
+
+// --- baselines -----------------------------------------------------------
+
+// lplab's scalar core, one call per value.
+template <class T>
+void BM_scalar_from_float(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  const auto& in = inputs(n);
+  std::vector<T> out(n);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = lplab::convert<T>(in[i]);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  record(state, n);
+}
+
+// A copy of the same bytes: read n floats, write n codes of sizeof(Code)
+// (the low bytes of each float), the memory traffic of any conversion.
+template <class Code>
+void BM_copy_bytes(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  const auto& in = inputs(n);
+  std::vector<Code> out(n);
+  for (auto _ : state) {
+    const auto* src = reinterpret_cast<const std::uint32_t*>(in.data());
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Code>(src[i]);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  record(state, n);
+}
+
+#if defined(__x86_64__)
+// The bare vcvtps2ph loop (F16C, 8 lanes), rounding from the immediate.
+template <int kImm>
+__attribute__((target("avx2,f16c"))) void cvtps2ph_loop(const float* in, std::uint16_t* out,
+                                                        std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), kImm);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+  }
+  for (; i < n; ++i) out[i] = 0;  // n is a multiple of 8 here
+}
+// The same with AVX-512 (16 lanes) where the CPU has it.
+template <int kImm>
+__attribute__((target("avx512f"))) void cvtps2ph512_loop(const float* in, std::uint16_t* out,
+                                                         std::size_t n) {
+  for (std::size_t i = 0; i + 16 <= n; i += 16) {
+    const __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(in + i), kImm);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), h);
+  }
+}
+
+template <int kImm>
+void BM_vcvtps2ph(benchmark::State& state) {
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!__builtin_cpu_supports("f16c")) {
+    state.SkipWithError("no F16C on this CPU");
+    return;
+  }
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  const auto& in = inputs(n);
+  std::vector<std::uint16_t> out(n);
+  for (auto _ : state) {
+    if (avx512) cvtps2ph512_loop<kImm>(in.data(), out.data(), n);
+    else cvtps2ph_loop<kImm>(in.data(), out.data(), n);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  record(state, n);
+  state.SetLabel(avx512 ? "zmm" : "ymm");
+}
+
+// The bare vcvtneps2bf16 loop (AVX512-BF16): round-to-nearest-even, but
+// subnormal inputs and outputs flushed -- not lplab's semantics, a speed bound.
+__attribute__((target("avx512f,avx512bf16,avx512vl"))) void cvtneps2bf16_loop(
+    const float* in, std::uint16_t* out, std::size_t n) {
+  for (std::size_t i = 0; i + 16 <= n; i += 16) {
+    const __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(in + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), reinterpret_cast<const __m256i&>(h));
+  }
+}
+
+void BM_vcvtneps2bf16(benchmark::State& state) {
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    state.SkipWithError("no AVX512-BF16 on this CPU");
+    return;
+  }
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  const auto& in = inputs(n);
+  std::vector<std::uint16_t> out(n);
+  for (auto _ : state) {
+    cvtneps2bf16_loop(in.data(), out.data(), n);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  record(state, n);
+}
+#endif
+
+constexpr int kMaxTargets = 6;
+const std::vector<std::int64_t> kTargetArgs = {0, 1, 2, 3, 4, 5};
+constexpr auto kRne = static_cast<std::int64_t>(Round::nearest_even);
+
+void register_all() {
+  const std::vector<std::int64_t> sizes_in = {static_cast<std::int64_t>(kInCache)};
+  const std::vector<std::int64_t> sizes_all = {static_cast<std::int64_t>(kInCache),
+                                               static_cast<std::int64_t>(kOutOfCache)};
+  const auto targets = lplab::kernels::simd_targets();
+  std::vector<std::int64_t> target_args;
+  for (std::size_t t = 0; t < targets.size() && t < kMaxTargets; ++t)
+    target_args.push_back(static_cast<std::int64_t>(t));
+
+  auto from = [&](const char* name, auto fn, const std::vector<std::int64_t>& rounds,
+                  const std::vector<std::int64_t>& ts, const std::vector<std::int64_t>& sizes) {
+    benchmark::RegisterBenchmark(name, fn)->ArgsProduct({sizes, ts, rounds})->ArgNames({"n", "target", "round"});
+  };
+  const std::vector<std::int64_t> best = {0};
+  const std::vector<std::int64_t> rne = {kRne};
+  const std::vector<std::int64_t> four = {0, 2, 3, 4};  // nearest_even, toward_zero, upward, downward
+  from("bulk/float->e4m3", BM_bulk_from_float<lplab::float8_e4m3fn>, rne, target_args, sizes_all);
+  from("bulk/float->e5m2", BM_bulk_from_float<lplab::float8_e5m2>, rne, target_args, sizes_all);
+  from("bulk/float->fp16", BM_bulk_from_float<lplab::float16>, four, best, sizes_all);
+  from("bulk/float->bf16", BM_bulk_from_float<lplab::bfloat16>, rne, best, sizes_all);
+  from("bulk/float->e2m1", BM_bulk_from_float<lplab::float4_e2m1fn>, rne, best, sizes_all);
+  from("bulk/float->e2m3", BM_bulk_from_float<lplab::float6_e2m3fn>, rne, best, sizes_in);
+  from("bulk/float->e8m0", BM_bulk_from_float<lplab::float8_e8m0fnu>, rne, best, sizes_in);
+  from("bulk/float->e4m3 stochastic", BM_bulk_from_float<lplab::float8_e4m3fn>,
+       {static_cast<std::int64_t>(Round::stochastic)}, best, sizes_in);
+  auto to = [&](const char* name, auto fn, const std::vector<std::int64_t>& ts,
+                const std::vector<std::int64_t>& sizes) {
+    benchmark::RegisterBenchmark(name, fn)->ArgsProduct({sizes, ts})->ArgNames({"n", "target"});
+  };
+  to("bulk/e4m3->float", BM_bulk_to_float<lplab::float8_e4m3fn>, target_args, sizes_all);
+  to("bulk/e5m2->float", BM_bulk_to_float<lplab::float8_e5m2>, target_args, sizes_all);
+  to("bulk/fp16->float", BM_bulk_to_float<lplab::float16>, best, sizes_all);
+  to("bulk/bf16->float", BM_bulk_to_float<lplab::bfloat16>, best, sizes_all);
+
+  auto base = [&](const char* name, auto fn, const std::vector<std::int64_t>& sizes) {
+    benchmark::RegisterBenchmark(name, fn)->ArgsProduct({sizes})->ArgNames({"n"});
+  };
+  base("scalar/float->e4m3", BM_scalar_from_float<lplab::float8_e4m3fn>, sizes_in);
+  base("scalar/float->e5m2", BM_scalar_from_float<lplab::float8_e5m2>, sizes_in);
+  base("copy/4->1 bytes", BM_copy_bytes<std::uint8_t>, sizes_all);
+  base("copy/4->2 bytes", BM_copy_bytes<std::uint16_t>, sizes_all);
+#if defined(__x86_64__)
+  base("hw/vcvtps2ph rne", BM_vcvtps2ph<_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC>, sizes_in);
+  base("hw/vcvtps2ph rz", BM_vcvtps2ph<_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC>, sizes_in);
+  base("hw/vcvtps2ph ru", BM_vcvtps2ph<_MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC>, sizes_in);
+  base("hw/vcvtps2ph rd", BM_vcvtps2ph<_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC>, sizes_in);
+  base("hw/vcvtneps2bf16", BM_vcvtneps2bf16, sizes_in);
+#endif
+}
+
+// Collects each run's rate (the median when repetitions are aggregated).
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
+      const auto it = r.counters.find("values/s");
+      if (it == r.counters.end()) continue;
+      std::string name = r.benchmark_name();
+      if (const auto p = name.find("_median"); p != std::string::npos) name.erase(p);
+      rates()[name] = it->second.value;
+      labels_[name] = r.report_label;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, std::string> labels_;
+};
+
+double rate(const std::string& name) {
+  const auto it = rates().find(name);
+  return it == rates().end() ? NAN : it->second;
+}
+
+void summary(const Collector& c) {
+  const std::string in = "n:" + std::to_string(kInCache);
+  const std::string out = "n:" + std::to_string(kOutOfCache);
+  std::printf("\nCPU: %s; best SIMD target: %s\n", lplab::kernels::cpu_model().c_str(),
+              lplab::kernels::simd_targets().front().name.c_str());
+  std::printf("%-44s %-8s %10s  %s\n", "conversion", "target", "G values/s", "ratio to baseline");
+  auto line = [&](const std::string& name, const std::string& baseline, const char* what) {
+    const double r = rate(name), b = baseline.empty() ? NAN : rate(baseline);
+    const auto lab = c.labels_.find(name);
+    std::printf("%-44s %-8s %10.3f  ", name.c_str(), lab == c.labels_.end() ? "" : lab->second.c_str(), r / 1e9);
+    if (!std::isnan(b)) std::printf("%.2fx %s", r / b, what);
+    std::printf("\n");
+  };
+  const std::string rne = "/round:" + std::to_string(kRne);
+  for (const char* f : {"e4m3", "e5m2"}) {
+    line(std::string("bulk/float->") + f + "/" + in + "/target:0" + rne,
+         std::string("scalar/float->") + f + "/" + in, "lplab scalar loop");
+    line(std::string("bulk/float->") + f + "/" + out + "/target:0" + rne, "copy/4->1 bytes/" + out,
+         "copy of the same bytes");
+    line(std::string("bulk/") + f + "->float/" + in + "/target:0", "", "");
+    line(std::string("bulk/") + f + "->float/" + out + "/target:0", "copy/4->1 bytes/" + out,
+         "copy of the same bytes");
+  }
+  const char* modes[] = {"rne", "", "rz", "ru", "rd"};
+  for (int r : {0, 2, 3, 4}) {
+    line("bulk/float->fp16/" + in + "/target:0/round:" + std::to_string(r),
+         std::string("hw/vcvtps2ph ") + modes[r] + "/" + in, "bare vcvtps2ph loop");
+  }
+  line("bulk/float->fp16/" + out + "/target:0" + rne, "copy/4->2 bytes/" + out, "copy of the same bytes");
+  line("bulk/float->bf16/" + in + "/target:0" + rne, "hw/vcvtneps2bf16/" + in, "bare vcvtneps2bf16 loop");
+  line("bulk/float->bf16/" + out + "/target:0" + rne, "copy/4->2 bytes/" + out, "copy of the same bytes");
+  line("bulk/float->e2m1/" + in + "/target:0" + rne, "", "");
+  line("bulk/float->e2m1/" + out + "/target:0" + rne, "copy/4->1 bytes/" + out, "copy of the same bytes");
+  line("bulk/fp16->float/" + out + "/target:0", "copy/4->2 bytes/" + out, "copy of the same bytes");
+  line("bulk/bf16->float/" + out + "/target:0", "copy/4->2 bytes/" + out, "copy of the same bytes");
+  std::printf("\nper target, in cache (float->e4m3 / e4m3->float, G values/s):\n");
+  const auto targets = lplab::kernels::simd_targets();
+  for (std::size_t t = 0; t < targets.size() && t < kMaxTargets; ++t) {
+    std::printf("  %-8s %8.3f %8.3f\n", targets[t].name.c_str(),
+                rate("bulk/float->e4m3/" + in + "/target:" + std::to_string(t) + rne) / 1e9,
+                rate("bulk/e4m3->float/" + in + "/target:" + std::to_string(t)) / 1e9);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  register_all();
+  benchmark::AddCustomContext("cpu_model", lplab::kernels::cpu_model());
+  benchmark::AddCustomContext("simd_target", lplab::kernels::current_simd_target().name);
+  Collector reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  summary(reporter);
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,13 @@
+// lplab kernels: whole-tensor work on the formats of lplab/formats.h.
+//
+//   convert.h  bulk conversion float <-> formats <-> formats, SIMD, every policy
+//   random.h   the counter-based random bits of stochastic rounding
+//   packed.h   fp4 two to a byte, fp6 four to three bytes (OCP MX storage)
+//   scaling.h  block and tensor scaling: MXFP8/6/4, NVFP4, per-tensor fp8
+//   targets.h  the SIMD targets and the one dispatch point
+#pragma once
+
+#include "lplab/formats.h"
+#include "lplab/kernels/convert.h"
+#include "lplab/kernels/random.h"
+#include "lplab/kernels/targets.h"

@@ -1,0 +1,307 @@
+// The one dispatch point of the bulk conversion: picks the kernel for a pair
+// of formats, splits the work across threads and chunks, and routes format ->
+// format conversions through float.
+#include <algorithm>
+#include <atomic>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hwy/highway.h"
+#include "hwy/targets.h"
+#include "kernel_args.h"
+#include "lplab/kernels/targets.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <xmmintrin.h>
+#endif
+
+namespace lplab::kernels {
+
+#define LPLAB_KERNEL_FORMATS(X)                                                              \
+  X(float16) X(bfloat16) X(float8_e4m3fn) X(float8_e5m2) X(float8_e4m3fnuz) X(float8_e5m2fnuz) \
+  X(float8_e8m0fnu) X(float6_e2m3fn) X(float6_e3m2fn) X(float4_e2m1fn)
+
+// Defined in the generated per-format translation units.
+#define LPLAB_DECLARE(name)                 \
+  void encode_##name(const EncodeArgs& a); \
+  void decode_##name(const DecodeArgs& a);
+LPLAB_KERNEL_FORMATS(LPLAB_DECLARE)
+#undef LPLAB_DECLARE
+
+namespace {
+
+// The target forced for the calling thread (targets.h); 0: none.
+thread_local std::int64_t t_forced = 0;
+
+using detail::FormatId;
+using EncodeFn = void (*)(const EncodeArgs&);
+using DecodeFn = void (*)(const DecodeArgs&);
+
+struct Kernels {
+  EncodeFn encode;
+  DecodeFn decode;
+  std::size_t code_bytes;
+};
+
+// Indexed by FormatId; float32 is float itself (no kernel).
+constexpr std::array<Kernels, 11> kKernels = {{
+    {nullptr, nullptr, 4},
+#define LPLAB_ENTRY(name) {&encode_##name, &decode_##name, sizeof(lplab::name)},
+    LPLAB_KERNEL_FORMATS(LPLAB_ENTRY)
+#undef LPLAB_ENTRY
+}};
+
+const Kernels& kernels_of(FormatId id) {
+  const int i = static_cast<int>(id);
+  if (i < 0 || i >= static_cast<int>(kKernels.size()))
+    throw std::invalid_argument("lplab::kernels: unknown format id " + std::to_string(i));
+  return kKernels[static_cast<std::size_t>(i)];
+}
+
+// Whether float arithmetic and conversions on this thread see subnormals as
+// they are: on x86 MXCSR's DAZ (bit 6) and FTZ (bit 15) must be clear.
+// Elsewhere (Arm's FPCR.FZ flushes inputs too) the kernels keep to integer
+// code.
+bool float_arithmetic_exact() {
+#if defined(__x86_64__) || defined(__i386__)
+  return (_mm_getcsr() & 0x8040u) == 0;
+#else
+  return false;
+#endif
+}
+
+// float -> float32 is exact but quiets signalling NaNs, as every conversion
+// does (IEEE 754-2019 6.2.3; round.h's pack_nan).
+void float_to_float(const float* in, float* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t b;
+    std::memcpy(&b, in + i, 4);
+    if ((b & 0x7FFFFFFFu) > 0x7F800000u) b |= 0x00400000u;
+    std::memcpy(out + i, &b, 4);
+  }
+}
+
+// Into float every value is exact. Only two things remain of the policies and
+// flags (round.h): an infinity under Overflow::saturate becomes +-max,
+// raising overflow and inexact (pack_infinity), and a subnormal result raises
+// underflow, exact or not (IEEE 754-2019 7.5 with the core's tininess rule).
+void finish_float_results(float* out, std::size_t n, Overflow o, FlagCounts* stats) {
+  if (o != Overflow::saturate && stats == nullptr) return;
+  std::uint64_t saturated = 0, subnormal = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t b;
+    std::memcpy(&b, out + i, 4);
+    const std::uint32_t mag = b & 0x7FFFFFFFu;
+    subnormal += mag != 0 && mag < 0x00800000u;
+    if (o == Overflow::saturate && mag == 0x7F800000u) {
+      b -= 1;  // 0x7F800000 -> 0x7F7FFFFF, the largest finite magnitude; the sign stays
+      std::memcpy(out + i, &b, 4);
+      ++saturated;
+    }
+  }
+  if (stats != nullptr) {
+    stats->overflow += saturated;
+    stats->inexact += saturated;
+    stats->underflow += subnormal;
+  }
+}
+
+// Encodes [0, n) of `in`, whose element 0 has global index `first`, in calls
+// that never cross a 2^32 boundary of the index (the random bits' key
+// changes there).
+void encode_range(const Kernels& k, const float* in, void* out, std::size_t n, std::uint64_t first,
+                  const ConvertOptions& o, FlagCounts* stats) {
+  std::size_t done = 0;
+  while (done < n) {
+    const std::uint64_t index = first + done;
+    const std::uint64_t to_boundary = (std::uint64_t{1} << 32) - (index & 0xFFFFFFFFu);
+    const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(n - done, to_boundary));
+    k.encode(EncodeArgs{in + done, static_cast<std::byte*>(out) + done * k.code_bytes, len, o.round,
+                        o.overflow, o.seed, index, stats, float_arithmetic_exact()});
+    done += len;
+  }
+}
+
+// One thread's share: [begin, end) of the whole call.
+void convert_range(FormatId to, FormatId from, const void* in, void* out, std::size_t begin,
+                   std::size_t end, const ConvertOptions& o, FlagCounts* stats) {
+  const Kernels& kt = kernels_of(to);
+  const Kernels& kf = kernels_of(from);
+  const auto* src = static_cast<const std::byte*>(in) + begin * kf.code_bytes;
+  auto* dst = static_cast<std::byte*>(out) + begin * kt.code_bytes;
+  const std::size_t n = end - begin;
+  const std::uint64_t first = o.first_index + begin;
+  if (to == FormatId::float32) {
+    auto* result = reinterpret_cast<float*>(dst);
+    if (from == FormatId::float32) float_to_float(reinterpret_cast<const float*>(src), result, n);
+    else kf.decode(DecodeArgs{src, result, n, float_arithmetic_exact()});
+    finish_float_results(result, n, o.overflow, stats);
+  } else if (from == FormatId::float32) {
+    encode_range(kt, reinterpret_cast<const float*>(src), dst, n, first, o, stats);
+  } else {
+    // Through float, a chunk at a time: decoding is exact, so the one
+    // rounding is the encode's, as in the scalar core's direct conversion.
+    constexpr std::size_t kChunk = 2048;
+    alignas(64) float buffer[kChunk];
+    const bool exact = float_arithmetic_exact();
+    for (std::size_t done = 0; done < n; done += kChunk) {
+      const std::size_t len = std::min(kChunk, n - done);
+      kf.decode(DecodeArgs{src + done * kf.code_bytes, buffer, len, exact});
+      encode_range(kt, buffer, dst + done * kt.code_bytes, len, first + done, o, stats);
+    }
+  }
+}
+
+// LPLAB_SIMD_TARGET, read once before the first kernel runs.
+void apply_environment() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* want = std::getenv("LPLAB_SIMD_TARGET");
+    if (want == nullptr || *want == '\0') return;
+    for (const SimdTarget& t : simd_targets()) {
+      if (t.name == want) {
+        force_simd_target(t.id);
+        return;
+      }
+    }
+    std::string names;
+    for (const SimdTarget& t : simd_targets()) names += (names.empty() ? "" : ", ") + t.name;
+    throw std::invalid_argument("LPLAB_SIMD_TARGET='" + std::string(want) +
+                                "' is not a target this build and CPU run (" + names + ")");
+  });
+}
+
+}  // namespace
+
+namespace detail {
+
+void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
+                  const ConvertOptions& options) {
+  apply_environment();
+  (void)kernels_of(to);
+  (void)kernels_of(from);
+  if (n == 0) return;
+  // Threads only pay off on large arrays: at least 256K elements each.
+  constexpr std::size_t kPerThread = std::size_t{1} << 18;
+  unsigned threads = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency())
+                                          : options.threads;
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, n / kPerThread)));
+  if (threads <= 1) {
+    convert_range(to, from, in, out, 0, n, options, options.stats);
+    return;
+  }
+  // Contiguous shares, each a multiple of 64 elements so that no two threads
+  // write the same cache line.
+  std::vector<FlagCounts> counts(threads);
+  std::vector<std::thread> pool;
+  const std::size_t share = (n / threads + 63) / 64 * 64;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::size_t begin = std::min(n, t * share);
+    const std::size_t end = t + 1 == threads ? n : std::min(n, begin + share);
+    FlagCounts* stats = options.stats != nullptr ? &counts[t] : nullptr;
+    // Workers run the target the caller's thread runs.
+    pool.emplace_back([=, &options, forced = t_forced] {
+      t_forced = forced;
+      convert_range(to, from, in, out, begin, end, options, stats);
+    });
+  }
+  for (auto& th : pool) th.join();
+  if (options.stats != nullptr)
+    for (const FlagCounts& c : counts) *options.stats += c;
+}
+
+}  // namespace detail
+
+namespace {
+
+// 0: automatic; else a Highway target bit.
+std::atomic<std::int64_t> g_forced{0};
+
+std::int64_t available_targets() { return hwy::SupportedTargets() & HWY_TARGETS; }
+
+std::int64_t effective_target() {
+  if (t_forced != 0) return t_forced;
+  if (const std::int64_t g = g_forced.load(std::memory_order_relaxed); g != 0) return g;
+  const std::int64_t all = available_targets();
+  return all & -all;  // lower bits are the better targets
+}
+
+void check_target(std::int64_t id) {
+  if (id != 0 && ((id & (id - 1)) != 0 || (available_targets() & id) == 0))
+    throw std::invalid_argument("lplab::kernels: SIMD target " + std::to_string(id) +
+                                " is not compiled in or not supported by this CPU");
+}
+
+}  // namespace
+
+// Highway's dispatch tables hold, after an initialising entry 0, one entry per
+// dynamic target in the order of HWY_CHOSEN_TARGET_SHIFT, and the baseline
+// (EMU128/SCALAR) last (hwy/targets.h, "ChosenTarget mask format").
+std::size_t dispatch_index() {
+  if (t_forced == 0 && g_forced.load(std::memory_order_relaxed) == 0)
+    return hwy::GetChosenTarget().GetIndex();
+  std::int64_t mask = HWY_CHOSEN_TARGET_SHIFT(effective_target());
+  if (mask == 0) mask = HWY_CHOSEN_TARGET_MASK_SCALAR;
+  return hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<std::uint64_t>(mask & HWY_CHOSEN_TARGET_MASK_TARGETS));
+}
+
+std::vector<SimdTarget> simd_targets() {
+  std::vector<SimdTarget> out;
+  for (std::int64_t all = available_targets(); all != 0; all &= all - 1) {
+    const std::int64_t t = all & -all;
+    out.push_back({t, hwy::TargetName(t)});
+  }
+  return out;
+}
+
+SimdTarget current_simd_target() {
+  const std::int64_t t = effective_target();
+  return {t, hwy::TargetName(t)};
+}
+
+void force_simd_target(std::int64_t id) {
+  check_target(id);
+  g_forced.store(id, std::memory_order_relaxed);
+}
+
+void force_thread_simd_target(std::int64_t id) {
+  check_target(id);
+  t_forced = id;
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string name = line.substr(colon + 1);
+        name.erase(0, name.find_first_not_of(" \t"));
+        if (!name.empty()) return name;
+      }
+    }
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned regs[12];
+  if (__get_cpuid(0x80000002u, &regs[0], &regs[1], &regs[2], &regs[3]) &&
+      __get_cpuid(0x80000003u, &regs[4], &regs[5], &regs[6], &regs[7]) &&
+      __get_cpuid(0x80000004u, &regs[8], &regs[9], &regs[10], &regs[11])) {
+    char brand[49] = {};
+    std::memcpy(brand, regs, 48);
+    std::string name(brand);
+    name.erase(0, name.find_first_not_of(' '));
+    return name;
+  }
+#endif
+  return "unknown CPU";
+}
+
+}  // namespace lplab::kernels

@@ -1,0 +1,23 @@
+// Reports which compiled target a dispatch actually reaches, so tests can
+// check that forcing a target (targets.h) runs that target's code.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "target_probe.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "kernel_args.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lplab::kernels::HWY_NAMESPACE {
+HWY_ATTR const char* KernelTargetName() { return hwy::TargetName(HWY_TARGET); }
+}  // namespace lplab::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace lplab::kernels {
+HWY_EXPORT(KernelTargetName);
+namespace detail {
+const char* dispatched_target_name() { return HWY_DISPATCH_TABLE(KernelTargetName)[dispatch_index()](); }
+}  // namespace detail
+}  // namespace lplab::kernels
+#endif
