@@ -28,7 +28,7 @@ namespace {
 using lplab::Overflow;
 using lplab::Round;
 
-constexpr std::size_t kInCache = std::size_t{1} << 15;    // 32K values: 128 KiB in + out, L2
+constexpr std::size_t kInCache = std::size_t{1} << 14;    // 16K values: 64 KiB of floats
 constexpr std::size_t kOutOfCache = std::size_t{1} << 24;  // 16M values: 64 MiB of floats
 
 // N(0, 1) scaled to a quarter of e4m3's range, as tensors are scaled before a cast.

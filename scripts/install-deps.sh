@@ -4,7 +4,7 @@
 # under /usr/local/cuda; it is the validation oracle, not a runtime need.
 set -euo pipefail
 packages=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev libfmt-dev
-          nlohmann-json3-dev libeigen3-dev libmpfr-dev libgmp-dev)
+          nlohmann-json3-dev libeigen3-dev libmpfr-dev libgmp-dev libhwy-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

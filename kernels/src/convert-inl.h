@@ -148,6 +148,32 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
     }
   }
 #endif
+  // bfloat16 (float's exponent field, 16 bits dropped) under nearest-even
+  // with IEEE overflow: for every non-NaN input, finite, infinite or
+  // subnormal, the code is the high half of x + 0x7FFF + lsb (round.h's first
+  // fast path; a carry into the exponent is the round-up, into 0x7F80 the
+  // overflow). NaNs keep sign and payload and get the quiet bit. Two vectors'
+  // high halves are gathered by one ConcatOdd instead of two narrowings.
+  constexpr bool kBfloat16 = L::E == 8 && M == 7 && D.bias == 127 && D.encoding == Encoding::ieee;
+#if HWY_TARGET != HWY_SCALAR  // (one lane: nothing to concatenate)
+  if constexpr (kBfloat16 && R == Round::nearest_even && !kStats) {
+    if (!saturate) {
+      const hn::Repartition<std::uint16_t, decltype(du)> d16;
+      const VU k_round = hn::Set(du, 0x7FFFu);
+      const VU k_quiet = hn::Set(du, 0x00400000u);
+      auto rounded = [&](VU v) {
+        const VU y = hn::Add(hn::Add(v, k_round), hn::And(hn::ShiftRight<16>(v), one));
+        return hn::IfThenElse(hn::Gt(hn::And(v, k_mag), k_inf), hn::Or(v, k_quiet), y);
+      };
+      for (; i + 2 * N <= n; i += 2 * N) {
+        const VU y0 = rounded(hn::BitCast(du, hn::LoadU(df, in + i)));
+        const VU y1 = rounded(hn::BitCast(du, hn::LoadU(df, in + i + N)));
+        hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, y1), hn::BitCast(d16, y0)), d16,
+                   reinterpret_cast<std::uint16_t*>(out) + i);
+      }
+    }
+  }
+#endif
   for (; i + N <= n; i += N) {
     const VU x = hn::BitCast(du, hn::LoadU(df, in + i));
     if constexpr (kFastNormal) {
@@ -396,7 +422,8 @@ HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
   std::size_t i = 0;
   for (; i + N <= n; i += N) {
     // Bits above the format's width are ignored, as Float::from_bits does.
-    const VU c = hn::And(hn::PromoteTo(du, hn::LoadU(dc, in + i)), k_code_mask);
+    VU c = hn::PromoteTo(du, hn::LoadU(dc, in + i));
+    if constexpr (L::bits != 8 * sizeof(Code)) c = hn::And(c, k_code_mask);
     const VU mag = hn::And(c, k_mag_mask);
     VU bits;
     if constexpr (!D.has_subnormals) {
