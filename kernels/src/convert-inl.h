@@ -102,7 +102,12 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
   // and lands in the target's normal range (round.h's second fast path, with
   // a constant shift): code = (mag + increment) >> s - (127 - bias) << M.
   // Vectors with any other lane take the general steps below.
-  constexpr bool kFastNormal = R != Round::stochastic && !kStats && D.is_signed && M > 0;
+  // Formats with few exponent bits (FP6, FP4) see subnormal results as often
+  // as normal ones: for them the fast path takes every finite, non-overflowing
+  // vector instead (kFastFinite, variable shifts).
+  constexpr bool kFastAny = R != Round::stochastic && !kStats && D.is_signed && M > 0;
+  constexpr bool kFastFinite = kFastAny && L::E <= 3 && L::has_negative_zero;
+  constexpr bool kFastNormal = kFastAny && !kFastFinite;
   constexpr int s_normal = 23 - M;
   constexpr std::uint32_t lo_field = emin + 127 < 1 ? 1u : static_cast<std::uint32_t>(emin + 127);
   constexpr std::uint32_t hi_field =
@@ -112,6 +117,10 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
   const VU k_bias_adjust = hn::Set(du, static_cast<std::uint32_t>(127 - D.bias) << M);
   const VU k_max_plus_1 = hn::Set(du, max_code + 1);
   const VU k_half_minus_1 = hn::Set(du, (1u << (s_normal - 1)) - 1);
+  // A finite value past max becomes max, whatever the rounding, under
+  // saturation and in a format with neither infinity nor NaN (pack_overflow):
+  // the fast paths then clamp instead of declining.
+  const bool clamp_overflow = saturate || D.encoding == Encoding::none;
   const VU k_drop = hn::Set(du, (1u << s_normal) - 1);
 
   std::size_t i = 0;
@@ -154,8 +163,8 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
   // fast path; a carry into the exponent is the round-up, into 0x7F80 the
   // overflow). NaNs keep sign and payload and get the quiet bit. Two vectors'
   // high halves are gathered by one ConcatOdd instead of two narrowings.
-  constexpr bool kBfloat16 = L::E == 8 && M == 7 && D.bias == 127 && D.encoding == Encoding::ieee;
 #if HWY_TARGET != HWY_SCALAR  // (one lane: nothing to concatenate)
+  constexpr bool kBfloat16 = L::E == 8 && M == 7 && D.bias == 127 && D.encoding == Encoding::ieee;
   if constexpr (kBfloat16 && R == Round::nearest_even && !kStats) {
     if (!saturate) {
       const hn::Repartition<std::uint16_t, decltype(du)> d16;
@@ -190,8 +199,45 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
       } else {
         inc_n = hn::Zero(du);
       }
-      const VU c = hn::Sub(hn::ShiftRight<s_normal>(hn::Add(m, inc_n)), k_bias_adjust);
+      VU c = hn::Sub(hn::ShiftRight<s_normal>(hn::Add(m, inc_n)), k_bias_adjust);
+      if (clamp_overflow) c = hn::Min(c, k_max_code);
       const auto ok = hn::And(hn::Lt(hn::Sub(m, k_lo_mag), k_span), hn::Lt(c, k_max_plus_1));
+      if (HWY_LIKELY(hn::AllTrue(du, ok))) {
+        const VU r = hn::Or(c, hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x)));
+        hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out + i);
+        continue;
+      }
+    }
+    if constexpr (kFastFinite) {
+      // Steps 1-4 without the special cases: every lane finite and no lane
+      // overflowing; subnormal and zero results included (with their sign:
+      // these formats have -0).
+      const VU m = hn::And(x, k_mag);
+      const VU e1f = hn::Max(hn::ShiftRight<23>(m), one);
+      const VU sigf = hn::Sub(m, hn::ShiftLeft<23>(hn::Sub(e1f, one)));
+      const VU sf = hn::Add(
+          hn::BitCast(du, hn::Max(hn::Sub(hn::Set(di, emin + 127), hn::BitCast(di, e1f)), hn::Zero(di))),
+          hn::Set(du, 23 - M));
+      const VU scf = hn::Min(sf, hn::Set(du, 25));
+      const VU dropf = hn::Sub((one << scf), one);
+      VU incf;
+      if constexpr (R == Round::nearest_even) {
+        incf = hn::Add(hn::ShiftRight<1>(dropf), hn::And((sigf >> scf), one));
+      } else if constexpr (R == Round::nearest_away) {
+        incf = hn::Add(hn::ShiftRight<1>(dropf), one);
+      } else if constexpr (R == Round::upward) {
+        incf = hn::IfThenZeroElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), dropf);
+      } else if constexpr (R == Round::downward) {
+        incf = hn::IfThenElseZero(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), dropf);
+      } else {
+        incf = hn::Zero(du);
+      }
+      VU c = hn::Add(
+          (hn::Add(sigf, incf) >> scf),
+          hn::ShiftLeft<M>(hn::Add(hn::Max(e1f, hn::Set(du, static_cast<std::uint32_t>(emin + 127))),
+                                   hn::Set(du, static_cast<std::uint32_t>(D.bias - 128)))));
+      if (clamp_overflow) c = hn::Min(c, k_max_code);
+      const auto ok = hn::And(hn::Lt(m, k_inf), hn::Lt(c, k_max_plus_1));
       if (HWY_LIKELY(hn::AllTrue(du, ok))) {
         const VU r = hn::Or(c, hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x)));
         hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out + i);
@@ -398,31 +444,22 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
 // ---------------------------------------------------------------------------
 // format -> float (exact: every value of a vector format is a float)
 
-template <Descriptor D>
-HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
+// One vector of codes at `p` to floats. kMul: decode by an exact float
+// multiplication (valid while DAZ and FTZ are off), else by integer code alone.
+template <Descriptor D, bool kMul, class DU, class DC, class Code>
+HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code* HWY_RESTRICT p) {
   using L = lplab::detail::Layout<D>;
-  using Code = lplab::detail::code_t<D>;
   constexpr int M = L::M;
-  const hn::ScalableTag<std::uint32_t> du;
-  const hn::RebindToSigned<decltype(du)> di;
-  const hn::RebindToFloat<decltype(du)> df;
-  const hn::Rebind<Code, decltype(du)> dc;
-  const std::size_t N = hn::Lanes(du);
-  using VU = hn::Vec<decltype(du)>;
-
-  const Code* HWY_RESTRICT in = static_cast<const Code*>(a.in);
-  float* HWY_RESTRICT out = a.out;
-  const std::size_t n = a.n;
   constexpr int sign_shift = 31 - (L::E + L::M);
+  const hn::RebindToSigned<DU> di;
+  const hn::RebindToFloat<DU> df;
+  using VU = hn::Vec<DU>;
   const VU k_code_mask = hn::Set(du, static_cast<std::uint32_t>(L::sign_mask | L::mag_mask));
   const VU k_mag_mask = hn::Set(du, static_cast<std::uint32_t>(L::mag_mask));
   // 2^(127 - bias), a normal float for every vector format with E < 8.
   const auto k_scale = hn::Set(df, static_cast<float>(lplab::detail::exp2i(L::E < 8 ? 127 - D.bias : 0)));
-
-  std::size_t i = 0;
-  for (; i + N <= n; i += N) {
     // Bits above the format's width are ignored, as Float::from_bits does.
-    VU c = hn::PromoteTo(du, hn::LoadU(dc, in + i));
+    VU c = hn::PromoteTo(du, hn::LoadU(dc, p));
     if constexpr (L::bits != 8 * sizeof(Code)) c = hn::And(c, k_code_mask);
     const VU mag = hn::And(c, k_mag_mask);
     VU bits;
@@ -436,7 +473,7 @@ HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
         // Same exponent field as float (bfloat16): the bits move up.
         bits = hn::ShiftLeft<23 - M>(mag);
       } else {
-        if (a.float_arithmetic_exact) {
+        if constexpr (kMul) {
           // The code's fields placed in a float's, read as a float, times
           // 2^(127 - bias): exact, subnormal codes included (their field is
           // zero, so they read as float subnormals). Only valid while DAZ is
@@ -470,8 +507,31 @@ HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
         bits = hn::Or(bits, hn::ShiftLeft<sign_shift>(hn::And(c, hn::Set(du, static_cast<std::uint32_t>(L::sign_mask)))));
       }
     }
-    hn::StoreU(hn::BitCast(df, bits), df, out + i);
-  }
+  return hn::BitCast(df, bits);
+}
+
+template <Descriptor D>
+HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
+  using Code = lplab::detail::code_t<D>;
+  const hn::ScalableTag<std::uint32_t> du;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Rebind<Code, decltype(du)> dc;
+  const std::size_t N = hn::Lanes(du);
+  const Code* HWY_RESTRICT in = static_cast<const Code*>(a.in);
+  float* HWY_RESTRICT out = a.out;
+  const std::size_t n = a.n;
+  auto run = [&]<bool kMul>() {
+    std::size_t i = 0;
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
+      const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
+      hn::StoreU(f0, df, out + i);
+      hn::StoreU(f1, df, out + i + N);
+    }
+    for (; i + N <= n; i += N) hn::StoreU(DecodeVector<D, kMul>(du, dc, in + i), df, out + i);
+    return i;
+  };
+  std::size_t i = a.float_arithmetic_exact ? run.template operator()<true>() : run.template operator()<false>();
   for (; i < n; ++i) {
     out[i] = lplab::detail::bit_cast<float>(
         lplab::detail::convert_code<lplab::detail::binary32, D>(in[i], Round::nearest_even,

@@ -9,5 +9,7 @@
 
 #include "lplab/formats.h"
 #include "lplab/kernels/convert.h"
+#include "lplab/kernels/packed.h"
 #include "lplab/kernels/random.h"
+#include "lplab/kernels/scaling.h"
 #include "lplab/kernels/targets.h"

@@ -1,0 +1,261 @@
+// Block and tensor scaling: a tensor stored as narrow elements plus scales,
+// with the scheme described as data.
+//
+//   auto s = lplab::kernels::mxfp8_e4m3;            // BlockScaling<float8_e4m3fn, float8_e8m0fnu>
+//   std::vector<lplab::float8_e4m3fn> q(n);
+//   std::vector<lplab::float8_e8m0fnu> sc(lplab::kernels::scales_needed(s, n));
+//   lplab::kernels::quantize(s, x, q, sc);
+//   lplab::kernels::dequantize(s, q, sc, y);
+//
+// A block scheme is one BlockScaling<Elem, Scale> value: element and scale
+// formats as types, block size, scale rule and whether a second-level fp32
+// tensor scale is used as fields. Every scheme runs through the same template;
+// MXFP8/6/4 and NVFP4 are named values of it, not separate code. Blocks are
+// runs of block_size consecutive elements; the last one is shorter when n is
+// not a multiple of block_size, and nothing past the end of a span is touched.
+//
+// ---------------------------------------------------------------------------
+// Block scale rules (ScaleRule), per block with amax = max |x_i| over the block:
+//
+// floor (OCP MX v1.0 section 6.3): the scale is 2^X with
+//     X = floor(log2(amax)) - emax_elem,
+//   emax_elem the exponent of the element format's largest normal value
+//   (finfo<Elem>::maxexp - 1: 8 for E4M3, 15 for E5M2, 2 for E2M3 and E2M1,
+//   4 for E3M2). The largest element of the block lands in the element's top
+//   binade, so a block maximum above max_elem * 2^X saturates (E4M3 amax 500:
+//   X = 8 - 8 = 0 and 500 becomes 448).
+// ceil (arXiv 2506.08027, "Recipes for Pre-training LLMs with MXFP8", and
+//   NVIDIA Transformer Engine's MXFP8 recipe): the smallest power of two with
+//   amax / 2^X <= max_elem,
+//     X = ceil(log2(amax / max_elem)),
+//   so no element saturates (E4M3 amax 500: X = 1, 500 becomes 250 -> 256).
+// Both compute X exactly (integer arithmetic on amax's exponent and
+// significand) and clamp it to the powers of two the scale format holds,
+// [-127, 127] for E8M0. amax = 0 has log2 = -inf and clamps to the smallest,
+// X = -127 (any scale decodes an all-zero block to zeros; this one is what the
+// formula gives); its elements are zeros with the signs of the inputs. Elements are
+//     elem_i = convert<Elem>(x_i / 2^X, nearest_even, saturate).
+//
+// amax_ratio (NVFP4, arXiv 2509.25149 "Pretraining Large Language Models with
+//   NVFP4"; Transformer Engine): the scale is amax / max_elem rounded
+//   into the scale format, after the tensor scale below. In float32
+//   arithmetic, each operation rounded to nearest-even, in this order:
+//     s_dec  = amax / max_elem                     (NVFP4: amax / 6)
+//     v      = s_dec * s_enc                       (s_enc = 1 without tensor scale)
+//     scale  = convert<Scale>(v, nearest_even, saturate)
+//              (a scale format without zero, E8M0, gets its smallest value for v = 0)
+//     k      = min(s_enc / float(scale), FLT_MAX), or 0 where float(scale) = 0
+//     elem_i = convert<Elem>(x_i * k, nearest_even, saturate)
+//   (k is clamped, as in Transformer Engine, so that a zero element never
+//   meets an infinite k.) Transformer Engine's kernels evaluate the same
+//   quantities as amax * (s_enc * (1/6)) and 1 / (float(scale) * (1 / s_enc));
+//   those orders can differ from this one in the last bit of v or k.
+//
+// Tensor scale (tensor_scale = true, NVFP4), with amax_t = max |x_i| over the
+// whole tensor, following Transformer Engine's global encode scale:
+//     s_enc = (max_elem * max_scale) / amax_t      (NVFP4: 6 * 448 = 2688)
+//   in float32; s_enc = FLT_MAX where that overflows (subnormal amax_t), and
+//   s_enc = 1 where amax_t is 0, infinite or NaN. quantize writes s_enc to
+//   *tensor_scale.
+//
+// Non-finite inputs (OCP MX v1.0 section 6.3 computes X from amax, which is
+// NaN or infinite for such a block; section 5 makes a block with a NaN scale
+// all NaN): a block holding a NaN or an infinity gets the scale format's NaN
+// (E8M0 0xFF, E4M3 0x7F) and all its elements are +0 codes. This is done for
+// every rule, NVFP4 included; the other blocks are unaffected.
+//
+// Dequantization, in float32:
+//     y_i = (float(elem_i) * float(scale)) / s_enc    (schemes with a tensor scale)
+//     y_i =  float(elem_i) * float(scale)              (otherwise)
+//   and y_i = NaN for every element of a block whose scale is NaN. With a
+//   power-of-two scale the product is exact (at most 4 significant bits,
+//   never below float's subnormal quantum) unless it overflows float.
+//
+// Fast path. x_i * 2^-X is computed in float with the exact power of two
+// 2^-X and then rounded by the bulk kernels. This rounds the exact quotient
+// x_i / 2^X: scaling by a power of two only moves the exponent, so the
+// product is exact wherever it lies in float's normal range; above that range
+// (possible only after clamping X) both the product (infinity) and the exact
+// quotient saturate to max_elem; below 2^-126 the product may lose bits, but
+// there both it and the exact quotient lie below half the element format's
+// smallest subnormal (2^-17 for E5M2, the finest) and round to a zero of the
+// same sign under nearest-even. The test reference rounds the exact quotient
+// computed in double.
+//
+// ---------------------------------------------------------------------------
+// Per-tensor scaling (TensorScaling<Elem>, FP8 training): one float scale
+//     scale = (max_elem / amax) * 2^-margin     (float32, in that order)
+//   FLT_MAX where that overflows, the smallest positive float where it
+//   underflows to 0, and 1 where amax is 0, infinite or NaN (Transformer
+//   Engine's compute_scale_from_amax and its delayed-scaling margin).
+//     elem_i = convert<Elem>(x_i * scale, nearest_even, saturate),  y_i = float(elem_i) / scale.
+//   amax comes from the tensor itself (AmaxSource::current, TE's "current
+//   scaling") or from an amax history (delayed scaling): its maximum, or its
+//   most recent entry, history[0] as in TE's amax_history.
+//
+// amax everywhere is the largest magnitude, NaN if any element is NaN.
+//
+// Errors: spans of the wrong size, block_size < 1, a tensor scale with a
+// power-of-two rule, a missing tensor_scale output or an empty history throw
+// std::invalid_argument before anything is written. Overflow and NaN are
+// values, never exceptions.
+//
+// The element formats are the OCP FP8/FP6/FP4 types and the fnuz FP8 types
+// (BlockElement), the scales E8M0 and E4M3 (BlockScale); the library is
+// compiled for every combination. The formats are deduced from the scheme
+// alone, so vectors and arrays convert to the span parameters:
+//   std::vector<lplab::float4_e2m1fn> q(n);
+//   std::vector<lplab::float8_e4m3fn> sc(scales_needed(nvfp4, n));
+//   float s_enc;
+//   lplab::kernels::quantize(lplab::kernels::nvfp4, x, q, sc, &s_enc);
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+
+#include "lplab/formats.h"
+#include "lplab/kernels/packed.h"
+
+namespace lplab::kernels {
+
+enum class ScaleRule : std::uint8_t {
+  floor,       // 2^(floor(log2 amax) - emax_elem), OCP MX v1.0 section 6.3
+  ceil,        // 2^ceil(log2(amax / max_elem)): the block maximum never saturates
+  amax_ratio,  // amax / max_elem rounded into the scale format (NVFP4)
+};
+
+namespace detail {
+template <class T, class... List>
+inline constexpr bool one_of = (std::same_as<T, List> || ...);
+}  // namespace detail
+
+// Element formats of block and tensor scaling. Each has a smallest subnormal
+// of at least 2^-16, which the multiply-then-round argument above relies on.
+template <class T>
+concept BlockElement = detail::one_of<T, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+                                      float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn>;
+template <class T>
+concept BlockScale = detail::one_of<T, float8_e8m0fnu, float8_e4m3fn>;
+
+// A block-scaling scheme.
+template <BlockElement Elem, BlockScale Scale>
+struct BlockScaling {
+  using element_type = Elem;
+  using scale_type = Scale;
+
+  int block_size = 32;
+  ScaleRule rule = ScaleRule::floor;
+  // A second-level fp32 scale for the whole tensor (requires amax_ratio).
+  bool tensor_scale = false;
+};
+
+// The concrete MX-compliant formats of OCP MX v1.0: 32 elements share an E8M0 scale.
+inline constexpr BlockScaling<float8_e4m3fn, float8_e8m0fnu> mxfp8_e4m3{};
+inline constexpr BlockScaling<float8_e5m2, float8_e8m0fnu> mxfp8_e5m2{};
+inline constexpr BlockScaling<float6_e2m3fn, float8_e8m0fnu> mxfp6_e2m3{};
+inline constexpr BlockScaling<float6_e3m2fn, float8_e8m0fnu> mxfp6_e3m2{};
+inline constexpr BlockScaling<float4_e2m1fn, float8_e8m0fnu> mxfp4{};
+// NVFP4 (arXiv 2509.25149): 16 E2M1 elements share an E4M3 scale, plus an
+// fp32 scale per tensor.
+inline constexpr BlockScaling<float4_e2m1fn, float8_e4m3fn> nvfp4{
+    .block_size = 16, .rule = ScaleRule::amax_ratio, .tensor_scale = true};
+
+// Scales for n elements: ceil(n / block_size).
+template <class Elem, class Scale>
+constexpr std::size_t scales_needed(const BlockScaling<Elem, Scale>& s, std::size_t n) noexcept {
+  const auto b = static_cast<std::size_t>(s.block_size);
+  return n / b + (n % b != 0 ? 1 : 0);
+}
+
+// Storage per element, block scale included, tensor scale excluded (it is
+// amortised over the tensor): MXFP8 8 + 8/32 = 8.25, MXFP6 6.25, MXFP4 4.25,
+// NVFP4 4 + 8/16 = 4.5.
+template <class Elem, class Scale>
+constexpr double bits_per_element(const BlockScaling<Elem, Scale>& s) noexcept {
+  return finfo<Elem>::bits + static_cast<double>(finfo<Scale>::bits) / s.block_size;
+}
+
+// Bits for n elements (packed), their scales and the fp32 tensor scale.
+template <class Elem, class Scale>
+constexpr std::uint64_t storage_bits(const BlockScaling<Elem, Scale>& s, std::size_t n) noexcept {
+  return std::uint64_t{n} * finfo<Elem>::bits + scales_needed(s, n) * finfo<Scale>::bits +
+         (s.tensor_scale ? 32 : 0);
+}
+
+// Quantizes x: elems.size() == x.size(), scales.size() == scales_needed(s,
+// x.size()). For a scheme with a tensor scale, s_enc is written to
+// *tensor_scale (required); otherwise 1 is written there if it is given.
+template <BlockElement Elem, BlockScale Scale>
+void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+              std::span<std::type_identity_t<Elem>> elems,
+              std::span<std::type_identity_t<Scale>> scales, float* tensor_scale = nullptr);
+
+// y = the dequantized tensor, y.size() == elems.size(). tensor_scale is the
+// s_enc that quantize wrote; it is ignored by schemes without one.
+template <BlockElement Elem, BlockScale Scale>
+void dequantize(const BlockScaling<Elem, Scale>& s,
+                std::span<const std::type_identity_t<Elem>> elems,
+                std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
+                float tensor_scale = 1.0f);
+
+// The same with FP4/FP6 elements packed as packed.h stores them:
+// bytes.size() == packed_bytes<Elem>(x.size()). Bit-identical to quantize
+// followed by pack, and to unpack followed by dequantize.
+template <BlockElement Elem, BlockScale Scale>
+  requires PackedFormat<Elem>
+void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+                     std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
+                     float* tensor_scale = nullptr);
+template <BlockElement Elem, BlockScale Scale>
+  requires PackedFormat<Elem>
+void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::uint8_t> bytes,
+                       std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
+                       float tensor_scale = 1.0f);
+
+// ---------------------------------------------------------------------------
+// Per-tensor scaling.
+
+enum class AmaxSource : std::uint8_t {
+  current,              // the amax of the tensor being quantized
+  history_max,          // the largest entry of the given amax history
+  history_most_recent,  // its most recent entry, history[0]
+};
+
+template <BlockElement Elem>
+struct TensorScaling {
+  using element_type = Elem;
+
+  int margin = 0;  // the scale is divided by 2^margin
+  AmaxSource amax = AmaxSource::current;
+};
+
+inline constexpr TensorScaling<float8_e4m3fn> fp8_e4m3_tensor{};
+inline constexpr TensorScaling<float8_e5m2> fp8_e5m2_tensor{};
+
+struct TensorScaleResult {
+  float scale;  // the scale used: elem = convert(x * scale), y = elem / scale
+  float amax;   // the amax of x, for the caller's amax history
+};
+
+// The largest |x_i|; NaN if some x_i is NaN, 0 for an empty span.
+float amax(std::span<const float> x) noexcept;
+
+// The scale for a given amax, by the formula above.
+template <BlockElement Elem>
+float tensor_scale_for(const TensorScaling<Elem>& s, float amax) noexcept;
+
+// Quantizes x into out (same size). `history` is read by the history sources
+// and must then be non-empty.
+template <BlockElement Elem>
+TensorScaleResult quantize(const TensorScaling<Elem>& s, std::span<const float> x,
+                           std::span<std::type_identity_t<Elem>> out,
+                           std::span<const float> history = {});
+
+template <BlockElement Elem>
+void dequantize(const TensorScaling<Elem>& s, std::span<const std::type_identity_t<Elem>> elems,
+                float scale, std::span<float> y);
+
+}  // namespace lplab::kernels

@@ -1,0 +1,378 @@
+// Block and tensor scaling (scaling.h): the fast path. Per block, one pass for
+// amax, one that scales the block into a float buffer, and the bulk SIMD
+// conversion (convert.h) for whole buffers at a time.
+#include "lplab/kernels/scaling.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "block_ops.h"
+#include "lplab/kernels/convert.h"
+#include "lplab/kernels/packed.h"
+
+namespace lplab::kernels {
+namespace {
+
+// |x| as bits: 0b0'eeeeeeee'mmm...m. Ordered as unsigned integers exactly as
+// the magnitudes are, with +inf (0x7F800000) above every finite value and the
+// NaNs above +inf; so an integer maximum finds amax and any NaN at once.
+constexpr std::uint32_t kAbsMask = 0x7FFF'FFFF;
+constexpr std::uint32_t kInfBits = 0x7F80'0000;
+constexpr float kFloatMax = std::numeric_limits<float>::max();
+
+// Floats per conversion call: 4 KiB on the stack, and a multiple of every
+// packing group so that packed chunks start on a byte boundary.
+constexpr std::size_t kChunk = 1024;
+
+// Largest |x| as bits (the vector kernel of block_ops.cpp; NaN bits where x
+// holds a NaN, 0 for an empty x).
+std::uint32_t abs_max_bits(const float* x, std::size_t n) noexcept {
+  if (n == 0) return 0;
+  std::uint32_t m;
+  detail::block_abs_max_bits(x, n, n, &m);
+  return m;
+}
+
+bool is_nonfinite(std::uint32_t abs_bits) noexcept { return abs_bits >= kInfBits; }
+
+void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
+
+void check_size(const char* fn, const char* what, std::size_t expected, std::size_t given) {
+  if (expected != given)
+    fail(std::string(fn) + ": " + what + " has " + std::to_string(given) + " elements, expected " +
+         std::to_string(expected));
+}
+
+// The constants of an (element, scale) pair, from the formats' descriptors.
+template <class Elem, class Scale>
+struct Constants {
+  using EI = finfo<Elem>;
+  using SI = finfo<Scale>;
+  // Exponent of the element's largest normal binade (E4M3 8, E5M2 15, E2M3 2, E3M2 4, E2M1 2).
+  static constexpr int emax_elem = EI::maxexp - 1;
+  static constexpr float max_elem = static_cast<float>(EI::max);
+  // max_elem's significand 1.m as a 24-bit integer, float's significand width:
+  // E4M3 448 = 1.75 * 2^8 -> 0b111 << 21.
+  static constexpr std::uint32_t max_sig =
+      static_cast<std::uint32_t>((EI::max_code & ((std::uint64_t{1} << EI::mantissa_bits) - 1)) |
+                                 (std::uint64_t{1} << EI::mantissa_bits))
+      << (23 - EI::mantissa_bits);
+  // The powers of two the scale format holds: 2^x_min .. 2^x_max
+  // (E8M0 -127 .. 127; E4M3 2^-9 (subnormal) .. 2^8).
+  static constexpr int x_min = SI::minexp - (SI::has_subnormals ? SI::mantissa_bits : 0);
+  static constexpr int x_max = SI::maxexp - 1;
+  // The tensor scale's numerator max_elem * max_scale (NVFP4: 6 * 448 = 2688),
+  // saturated to float.
+  static constexpr float encode_numerator =
+      lplab::convert<float>(EI::max * SI::max, Round::nearest_even, Overflow::saturate);
+  // Smallest positive scale, for a scale format without zero (E8M0 2^-127).
+  static constexpr float min_scale = static_cast<float>(SI::has_zero ? 0.0 : SI::min);
+  // For each X in [x_min, x_max]: the scale 2^X and the factor 2^-X (a float
+  // for every X here: 2^-127 .. 2^127), exact.
+  struct Pow2 {
+    Scale scale;
+    float factor;
+  };
+  static constexpr auto pow2 = [] {
+    std::array<Pow2, x_max - x_min + 1> t{};
+    for (int x = x_min; x <= x_max; ++x)
+      t[static_cast<std::size_t>(x - x_min)] = {lplab::convert<Scale>(lplab::detail::exp2i(x)),
+                                                static_cast<float>(lplab::detail::exp2i(-x))};
+    return t;
+  }();
+
+  // See scaling.h: below 2^-126 the product x * 2^-X may be inexact, and must
+  // then lie below half the element format's smallest subnormal.
+  static_assert(EI::smallest_subnormal / 2 > 0x1p-126, "multiply-then-round needs this");
+};
+
+// X of a power-of-two rule for a finite amax (as bits).
+template <class Elem, class Scale>
+int power_of_two_exponent(ScaleRule rule, std::uint32_t amax_bits) noexcept {
+  using C = Constants<Elem, Scale>;
+  if (amax_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
+  // amax = sig * 2^(floor_log2 - 23) with sig in [2^23, 2^24): exact integers.
+  const std::uint32_t field = amax_bits >> 23;
+  int floor_log2;
+  std::uint32_t sig;
+  if (field != 0) {
+    floor_log2 = static_cast<int>(field) - 127;
+    sig = (amax_bits & 0x7F'FFFF) | 0x80'0000;
+  } else {  // subnormal: normalise
+    const int top = lplab::detail::top_bit(amax_bits);
+    floor_log2 = top - 149;
+    sig = amax_bits << (23 - top);
+  }
+  int x = floor_log2 - C::emax_elem;
+  // ceil(log2(amax / max_elem)): amax / 2^x has the significand sig in
+  // max_elem's binade, so it exceeds max_elem exactly when sig > max_sig, and
+  // then one more power of two brings it below.
+  if (rule == ScaleRule::ceil && sig > C::max_sig) ++x;
+  return std::clamp(x, C::x_min, C::x_max);
+}
+
+// One block's scale, and the factor its elements are multiplied by before
+// rounding (0 for a block with a NaN or an infinity inside, whose elements
+// become +0). Written through references: a small struct returned here was
+// assembled byte by byte on the stack and read back whole, a store-forwarding
+// stall per block that cost more than the block's conversion.
+template <class Elem, class Scale>
+void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, float s_enc,
+                Scale& scale, float& factor) noexcept {
+  using C = Constants<Elem, Scale>;
+  if (is_nonfinite(amax_bits)) {
+    scale = Scale::from_bits(finfo<Scale>::nan_code);
+    factor = 0.0f;
+    return;
+  }
+  if (s.rule != ScaleRule::amax_ratio) {
+    const int x = power_of_two_exponent<Elem, Scale>(s.rule, amax_bits);
+    const auto& p = C::pow2[static_cast<std::size_t>(x - C::x_min)];
+    scale = p.scale;
+    factor = p.factor;
+    return;
+  }
+  const float s_dec = std::bit_cast<float>(amax_bits) / C::max_elem;
+  float v = s_dec * s_enc;
+  if (v == 0.0f) v = C::min_scale;
+  scale = lplab::convert<Scale>(v, Round::nearest_even, Overflow::saturate);
+  const float sf = static_cast<float>(scale);
+  factor = sf == 0.0f ? 0.0f : std::min(s_enc / sf, kFloatMax);
+}
+
+template <class Elem, class Scale>
+float encode_scale(std::uint32_t amax_bits) noexcept {
+  if (amax_bits == 0 || is_nonfinite(amax_bits)) return 1.0f;
+  return std::min(Constants<Elem, Scale>::encode_numerator / std::bit_cast<float>(amax_bits),
+                  kFloatMax);
+}
+
+template <class Elem, class Scale>
+void check_scheme(const char* fn, const BlockScaling<Elem, Scale>& s) {
+  if (s.block_size < 1) fail(std::string(fn) + ": block_size must be at least 1");
+  if (s.tensor_scale && s.rule != ScaleRule::amax_ratio)
+    fail(std::string(fn) + ": a tensor scale needs ScaleRule::amax_ratio");
+}
+
+// The common body of quantize and quantize_packed: computes the scales and
+// hands the scaled floats to `emit(values, first_index)`, a group of whole
+// blocks at a time (about kChunk values; a multiple of 4 values, the largest
+// packing group, except for the last group). Per group, one vector pass finds
+// every block's amax, the scales are planned block by block, and one vector
+// pass multiplies each block by its factor.
+template <class Elem, class Scale, class Emit>
+void quantize_blocks(const char* fn, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+                     std::span<Scale> scales, float* tensor_scale, Emit&& emit) {
+  const std::size_t n = x.size();
+  const auto bs = static_cast<std::size_t>(s.block_size);
+  const std::size_t blocks = scales_needed(s, n);
+  check_size(fn, "scales", blocks, scales.size());
+  if (s.tensor_scale && tensor_scale == nullptr)
+    fail(std::string(fn) + ": this scheme needs a tensor_scale output");
+
+  const float s_enc = s.tensor_scale ? encode_scale<Elem, Scale>(abs_max_bits(x.data(), n)) : 1.0f;
+  if (tensor_scale != nullptr) *tensor_scale = s_enc;
+
+  // Blocks per group: about kChunk values, rounded up so that a group holds a
+  // multiple of 4 values (bs * group % 4 == 0).
+  std::size_t group = std::max<std::size_t>(1, kChunk / bs);
+  while ((group * bs) % 4 != 0) ++group;
+  std::vector<std::uint32_t> amax(group);
+  std::vector<float> factors(group);
+  std::vector<float> buf(group * bs);
+  for (std::size_t b0 = 0; b0 < blocks; b0 += group) {
+    const std::size_t nb = std::min(group, blocks - b0);
+    const std::size_t first = b0 * bs;
+    const std::size_t len = std::min(nb * bs, n - first);
+    detail::block_abs_max_bits(x.data() + first, len, bs, amax.data());
+    bool any_zero = false;
+    for (std::size_t k = 0; k < nb; ++k) {
+      plan_block(s, amax[k], s_enc, scales[b0 + k], factors[k]);
+      any_zero |= is_nonfinite(amax[k]);
+    }
+    detail::scale_blocks(x.data() + first, len, bs, factors.data(), buf.data());
+    if (any_zero) {
+      // A block with a NaN or an infinity: +0 elements (scaling.h).
+      for (std::size_t k = 0; k < nb; ++k) {
+        if (!is_nonfinite(amax[k])) continue;
+        std::fill_n(buf.data() + k * bs, std::min(bs, len - k * bs), 0.0f);
+      }
+    }
+    emit(std::span<const float>(buf.data(), len), first);
+  }
+}
+
+// Multiplies each block of y (the widened elements) by its scale and divides
+// by the tensor scale.
+template <class Elem, class Scale>
+void scale_blocks(const BlockScaling<Elem, Scale>& s, std::span<const Scale> scales,
+                  std::span<float> y, float tensor_scale) {
+  const std::size_t n = y.size();
+  const auto bs = static_cast<std::size_t>(s.block_size);
+  for (std::size_t b = 0; b < scales.size(); ++b) {
+    float* block = y.data() + b * bs;
+    const std::size_t len = std::min(bs, n - b * bs);
+    const float sf = static_cast<float>(scales[b]);
+    if (std::isnan(sf)) {
+      std::fill_n(block, len, std::numeric_limits<float>::quiet_NaN());
+    } else if (s.tensor_scale) {
+      for (std::size_t i = 0; i < len; ++i) block[i] = block[i] * sf / tensor_scale;
+    } else {
+      for (std::size_t i = 0; i < len; ++i) block[i] *= sf;
+    }
+  }
+}
+
+}  // namespace
+
+template <BlockElement Elem, BlockScale Scale>
+void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+              std::span<std::type_identity_t<Elem>> elems,
+              std::span<std::type_identity_t<Scale>> scales, float* tensor_scale) {
+  check_scheme("quantize", s);
+  check_size("quantize", "elems", x.size(), elems.size());
+  quantize_blocks("quantize", s, x, scales, tensor_scale,
+                  [&](std::span<const float> v, std::size_t first) {
+                    kernels::convert(v, elems.subspan(first, v.size()), Round::nearest_even,
+                                     Overflow::saturate);
+                  });
+}
+
+template <BlockElement Elem, BlockScale Scale>
+void dequantize(const BlockScaling<Elem, Scale>& s,
+                std::span<const std::type_identity_t<Elem>> elems,
+                std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
+                float tensor_scale) {
+  check_scheme("dequantize", s);
+  check_size("dequantize", "y", elems.size(), y.size());
+  check_size("dequantize", "scales", scales_needed(s, elems.size()), scales.size());
+  kernels::convert(elems, y);
+  scale_blocks(s, scales, y, tensor_scale);
+}
+
+template <BlockElement Elem, BlockScale Scale>
+  requires PackedFormat<Elem>
+void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+                     std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
+                     float* tensor_scale) {
+  check_scheme("quantize_packed", s);
+  check_size("quantize_packed", "the byte span", packed_bytes<Elem>(x.size()), bytes.size());
+  std::vector<Elem> codes;
+  quantize_blocks("quantize_packed", s, x, scales, tensor_scale,
+                  [&](std::span<const float> v, std::size_t first) {
+                    codes.resize(v.size());
+                    const std::span<Elem> c(codes.data(), v.size());
+                    kernels::convert(v, c, Round::nearest_even, Overflow::saturate);
+                    // first is a multiple of 4, hence of the packing group.
+                    pack(std::span<const Elem>(c),
+                         bytes.subspan(packed_bytes<Elem>(first), packed_bytes<Elem>(v.size())));
+                  });
+}
+
+template <BlockElement Elem, BlockScale Scale>
+  requires PackedFormat<Elem>
+void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::uint8_t> bytes,
+                       std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
+                       float tensor_scale) {
+  check_scheme("dequantize_packed", s);
+  check_size("dequantize_packed", "scales", scales_needed(s, y.size()), scales.size());
+  kernels::dequantize_packed<Elem>(bytes, y);
+  scale_blocks(s, scales, y, tensor_scale);
+}
+
+// ---------------------------------------------------------------------------
+// Per-tensor scaling.
+
+float amax(std::span<const float> x) noexcept {
+  const std::uint32_t m = abs_max_bits(x.data(), x.size());
+  return m > kInfBits ? std::numeric_limits<float>::quiet_NaN() : std::bit_cast<float>(m);
+}
+
+template <BlockElement Elem>
+float tensor_scale_for(const TensorScaling<Elem>& s, float amax) noexcept {
+  if (amax == 0.0f || !std::isfinite(amax)) return 1.0f;
+  const float scale = std::ldexp(static_cast<float>(finfo<Elem>::max) / amax, -s.margin);
+  if (std::isinf(scale)) return kFloatMax;
+  if (scale == 0.0f) return std::numeric_limits<float>::denorm_min();
+  return scale;
+}
+
+template <BlockElement Elem>
+TensorScaleResult quantize(const TensorScaling<Elem>& s, std::span<const float> x,
+                           std::span<std::type_identity_t<Elem>> out,
+                           std::span<const float> history) {
+  check_size("quantize", "out", x.size(), out.size());
+  if (s.amax != AmaxSource::current && history.empty())
+    fail("quantize: this TensorScaling reads an amax history, and none was given");
+  const float current = amax(x);
+  const float source = s.amax == AmaxSource::current       ? current
+                       : s.amax == AmaxSource::history_max ? amax(history)
+                                                           : history[0];
+  const float scale = tensor_scale_for(s, source);
+  std::array<float, kChunk> buf;
+  for (std::size_t i = 0; i < x.size(); i += kChunk) {
+    const std::size_t m = std::min(kChunk, x.size() - i);
+    for (std::size_t j = 0; j < m; ++j) buf[j] = x[i + j] * scale;
+    kernels::convert(std::span<const float>(buf.data(), m), out.subspan(i, m), Round::nearest_even,
+                     Overflow::saturate);
+  }
+  return {scale, current};
+}
+
+template <BlockElement Elem>
+void dequantize(const TensorScaling<Elem>&, std::span<const std::type_identity_t<Elem>> elems,
+                float scale, std::span<float> y) {
+  check_size("dequantize", "y", elems.size(), y.size());
+  kernels::convert(elems, y);
+  for (float& v : y) v = v / scale;
+}
+
+// ---------------------------------------------------------------------------
+// The library's instantiations: every element format with every scale format.
+
+#define LPLAB_SCALING_PAIR(E, S)                                                              \
+  template void quantize(const BlockScaling<E, S>&, std::span<const float>, std::span<E>,     \
+                         std::span<S>, float*);                                               \
+  template void dequantize(const BlockScaling<E, S>&, std::span<const E>, std::span<const S>, \
+                           std::span<float>, float);
+#define LPLAB_SCALING_PACKED_PAIR(E, S)                                                     \
+  template void quantize_packed(const BlockScaling<E, S>&, std::span<const float>,          \
+                                std::span<std::uint8_t>, std::span<S>, float*);             \
+  template void dequantize_packed(const BlockScaling<E, S>&, std::span<const std::uint8_t>, \
+                                  std::span<const S>, std::span<float>, float);
+#define LPLAB_SCALING_ELEMENT(E)                                                       \
+  LPLAB_SCALING_PAIR(E, float8_e8m0fnu)                                                \
+  LPLAB_SCALING_PAIR(E, float8_e4m3fn)                                                 \
+  template float tensor_scale_for(const TensorScaling<E>&, float) noexcept;            \
+  template TensorScaleResult quantize(const TensorScaling<E>&, std::span<const float>, \
+                                      std::span<E>, std::span<const float>);           \
+  template void dequantize(const TensorScaling<E>&, std::span<const E>, float, std::span<float>);
+#define LPLAB_SCALING_PACKED_ELEMENT(E)        \
+  LPLAB_SCALING_PACKED_PAIR(E, float8_e8m0fnu) \
+  LPLAB_SCALING_PACKED_PAIR(E, float8_e4m3fn)
+
+LPLAB_SCALING_ELEMENT(float8_e4m3fn)
+LPLAB_SCALING_ELEMENT(float8_e5m2)
+LPLAB_SCALING_ELEMENT(float8_e4m3fnuz)
+LPLAB_SCALING_ELEMENT(float8_e5m2fnuz)
+LPLAB_SCALING_ELEMENT(float6_e2m3fn)
+LPLAB_SCALING_ELEMENT(float6_e3m2fn)
+LPLAB_SCALING_ELEMENT(float4_e2m1fn)
+LPLAB_SCALING_PACKED_ELEMENT(float6_e2m3fn)
+LPLAB_SCALING_PACKED_ELEMENT(float6_e3m2fn)
+LPLAB_SCALING_PACKED_ELEMENT(float4_e2m1fn)
+
+#undef LPLAB_SCALING_PACKED_ELEMENT
+#undef LPLAB_SCALING_ELEMENT
+#undef LPLAB_SCALING_PACKED_PAIR
+#undef LPLAB_SCALING_PAIR
+
+}  // namespace lplab::kernels
