@@ -7,8 +7,15 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${work}/
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "install failed")
 endif()
+# A sanitized lplab (the ASan build) is a static library that needs the
+# sanitizers' runtimes: the consumer is then built with the same flags.
+set(flags "")
+if(SANITIZE)
+  set(flags "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined"
+            "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE}" -B "${work}/build" -G Ninja
-                "-DCMAKE_PREFIX_PATH=${work}/prefix" -DCMAKE_BUILD_TYPE=Release
+                "-DCMAKE_PREFIX_PATH=${work}/prefix" -DCMAKE_BUILD_TYPE=Release ${flags}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configure failed: ${out}${err}")
