@@ -53,58 +53,6 @@ constexpr bool kVectorFormat = [] {
   return !D.is_signed && L::E == 8 && L::M == 0 && D.bias == 127;
 }();
 
-// What round-by-truncation adds below the kept bits for rounding R (round.h's
-// round_increment, lane by lane): `drop_mask` covers the dropped bits, `lsb`
-// is the kept integer's last bit, `neg` the negative lanes.
-template <Round R, class DU>
-HWY_INLINE hn::Vec<DU> Increment(DU du, hn::Vec<DU> drop_mask, hn::Vec<DU> lsb, hn::Mask<DU> neg) {
-  if constexpr (R == Round::nearest_even) return hn::Add(hn::ShiftRight<1>(drop_mask), lsb);
-  else if constexpr (R == Round::nearest_away) return hn::Add(hn::ShiftRight<1>(drop_mask), hn::Set(du, 1));
-  else if constexpr (R == Round::upward) return hn::IfThenZeroElse(neg, drop_mask);
-  else if constexpr (R == Round::downward) return hn::IfThenElseZero(neg, drop_mask);
-  else return hn::Zero(du);
-}
-
-// Steps 1-3 of the module comment for a vector of float bits x, the
-// stochastic carry aside: the rounded significand `kept` of every lane.
-template <class DU>
-struct Rounded {
-  hn::Vec<DU> mag, sign_bit, e1, sig, s, drop_mask, kept;
-  hn::Mask<DU> neg;
-};
-
-template <Descriptor D, Round R, class DU>
-HWY_INLINE Rounded<DU> RoundSteps(DU du, hn::Vec<DU> x) {
-  using L = lplab::detail::Layout<D>;
-  const hn::RebindToSigned<DU> di;
-  const auto one = hn::Set(du, 1);
-  Rounded<DU> r;
-  // Step 1: sign, magnitude, significand.
-  r.mag = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
-  r.sign_bit = hn::ShiftRight<31>(x);  // 0 or 1
-  r.neg = hn::Eq(r.sign_bit, one);
-  r.e1 = hn::Max(hn::ShiftRight<23>(r.mag), one);
-  r.sig = hn::Sub(r.mag, hn::ShiftLeft<23>(hn::Sub(r.e1, one)));
-  // Step 2: bits to drop.
-  const auto extra =
-      hn::BitCast(du, hn::Max(hn::Sub(hn::Set(di, L::emin + 127), hn::BitCast(di, r.e1)), hn::Zero(di)));
-  r.s = hn::Add(extra, hn::Set(du, 23 - L::M));
-  const auto sc = hn::Min(r.s, hn::Set(du, 25));
-  r.drop_mask = hn::Sub((one << sc), one);
-  // Step 3: round by increment and truncation.
-  const auto inc = Increment<R>(du, r.drop_mask, hn::And((r.sig >> sc), one), r.neg);
-  r.kept = (hn::Add(r.sig, inc) >> sc);
-  return r;
-}
-
-// Step 4: the magnitude code, kept + (max(E1 - 127, emin) + bias - 1) << M.
-template <Descriptor D, class DU>
-HWY_INLINE hn::Vec<DU> MagnitudeCode(DU du, hn::Vec<DU> kept, hn::Vec<DU> e1) {
-  using L = lplab::detail::Layout<D>;
-  const auto e_field = hn::Max(e1, hn::Set(du, static_cast<std::uint32_t>(L::emin + 127)));
-  return hn::Add(kept, hn::ShiftLeft<L::M>(hn::Add(e_field, hn::Set(du, static_cast<std::uint32_t>(D.bias - 128)))));
-}
-
 // ---------------------------------------------------------------------------
 // float -> format
 
@@ -168,6 +116,7 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
   const VU k_span = hn::Set(du, (hi_field + 1 - lo_field) << 23);
   const VU k_bias_adjust = hn::Set(du, static_cast<std::uint32_t>(127 - D.bias) << M);
   const VU k_max_plus_1 = hn::Set(du, max_code + 1);
+  const VU k_half_minus_1 = hn::Set(du, (1u << (s_normal - 1)) - 1);
   // A finite value past max becomes max, whatever the rounding, under
   // saturation and in a format with neither infinity nor NaN (pack_overflow):
   // the fast paths then clamp instead of declining.
@@ -238,8 +187,18 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
     const VU x = hn::BitCast(du, hn::LoadU(df, in + i));
     if constexpr (kFastNormal) {
       const VU m = hn::And(x, k_mag);
-      const VU inc_n = Increment<R>(du, k_drop, hn::And(hn::ShiftRight<s_normal>(m), one),
-                                    hn::Eq(hn::ShiftRight<31>(x), one));
+      VU inc_n;
+      if constexpr (R == Round::nearest_even) {
+        inc_n = hn::Add(k_half_minus_1, hn::And(hn::ShiftRight<s_normal>(m), one));
+      } else if constexpr (R == Round::nearest_away) {
+        inc_n = hn::Add(k_half_minus_1, one);
+      } else if constexpr (R == Round::upward) {
+        inc_n = hn::IfThenZeroElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), k_drop);
+      } else if constexpr (R == Round::downward) {
+        inc_n = hn::IfThenElseZero(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), k_drop);
+      } else {
+        inc_n = hn::Zero(du);
+      }
       VU c = hn::Sub(hn::ShiftRight<s_normal>(hn::Add(m, inc_n)), k_bias_adjust);
       if (clamp_overflow) c = hn::Min(c, k_max_code);
       const auto ok = hn::And(hn::Lt(hn::Sub(m, k_lo_mag), k_span), hn::Lt(c, k_max_plus_1));
@@ -253,23 +212,67 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
       // Steps 1-4 without the special cases: every lane finite and no lane
       // overflowing; subnormal and zero results included (with their sign:
       // these formats have -0).
-      const auto f = RoundSteps<D, R>(du, x);
-      VU c = MagnitudeCode<D>(du, f.kept, f.e1);
+      const VU m = hn::And(x, k_mag);
+      const VU e1f = hn::Max(hn::ShiftRight<23>(m), one);
+      const VU sigf = hn::Sub(m, hn::ShiftLeft<23>(hn::Sub(e1f, one)));
+      const VU sf = hn::Add(
+          hn::BitCast(du, hn::Max(hn::Sub(hn::Set(di, emin + 127), hn::BitCast(di, e1f)), hn::Zero(di))),
+          hn::Set(du, 23 - M));
+      const VU scf = hn::Min(sf, hn::Set(du, 25));
+      const VU dropf = hn::Sub((one << scf), one);
+      VU incf;
+      if constexpr (R == Round::nearest_even) {
+        incf = hn::Add(hn::ShiftRight<1>(dropf), hn::And((sigf >> scf), one));
+      } else if constexpr (R == Round::nearest_away) {
+        incf = hn::Add(hn::ShiftRight<1>(dropf), one);
+      } else if constexpr (R == Round::upward) {
+        incf = hn::IfThenZeroElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), dropf);
+      } else if constexpr (R == Round::downward) {
+        incf = hn::IfThenElseZero(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), dropf);
+      } else {
+        incf = hn::Zero(du);
+      }
+      VU c = hn::Add(
+          (hn::Add(sigf, incf) >> scf),
+          hn::ShiftLeft<M>(hn::Add(hn::Max(e1f, hn::Set(du, static_cast<std::uint32_t>(emin + 127))),
+                                   hn::Set(du, static_cast<std::uint32_t>(D.bias - 128)))));
       if (clamp_overflow) c = hn::Min(c, k_max_code);
-      const auto ok = hn::And(hn::Lt(f.mag, k_inf), hn::Lt(c, k_max_plus_1));
+      const auto ok = hn::And(hn::Lt(m, k_inf), hn::Lt(c, k_max_plus_1));
       if (HWY_LIKELY(hn::AllTrue(du, ok))) {
         const VU r = hn::Or(c, hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x)));
         hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out + i);
         continue;
       }
     }
-    // Steps 1-3.
-    const auto g = RoundSteps<D, R>(du, x);
-    const VU mag = g.mag, sign_bit = g.sign_bit, e1 = g.e1, sig = g.sig, s = g.s;
-    const VU drop_mask = g.drop_mask;
-    const auto neg = g.neg;
+    // Step 1: sign, magnitude, significand.
+    const VU mag = hn::And(x, k_mag);
+    const VU sign_bit = hn::ShiftRight<31>(x);  // 0 or 1
+    const auto neg = hn::Eq(sign_bit, one);
     const VU fe = hn::ShiftRight<23>(mag);
-    VU kept = g.kept;
+    const VU e1 = hn::Max(fe, one);
+    const VU sig = hn::Sub(mag, hn::ShiftLeft<23>(hn::Sub(e1, one)));
+
+    // Step 2: bits to drop.
+    const VU extra = hn::BitCast(
+        du, hn::Max(hn::Sub(hn::Set(di, emin + 127), hn::BitCast(di, e1)), hn::Zero(di)));
+    const VU s = hn::Add(extra, hn::Set(du, 23 - M));
+    const VU sc = hn::Min(s, hn::Set(du, 25));
+    const VU drop_mask = hn::Sub((one << sc), one);
+
+    // Step 3: round by increment and truncation.
+    VU inc;
+    if constexpr (R == Round::nearest_even) {
+      inc = hn::Add(hn::ShiftRight<1>(drop_mask), hn::And((sig >> sc), one));
+    } else if constexpr (R == Round::nearest_away) {
+      inc = hn::Add(hn::ShiftRight<1>(drop_mask), one);
+    } else if constexpr (R == Round::upward) {
+      inc = hn::IfThenZeroElse(neg, drop_mask);
+    } else if constexpr (R == Round::downward) {
+      inc = hn::IfThenElseZero(neg, drop_mask);
+    } else {
+      inc = hn::Zero(du);
+    }
+    VU kept = (hn::Add(sig, inc) >> sc);
     const VU dropped = hn::And(sig, drop_mask);
     if constexpr (R == Round::stochastic) {
       // The top 32 bits of the dropped fraction, from the unclamped s
@@ -295,7 +298,10 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
     }
 
     // Step 4: the magnitude code.
-    const VU code = MagnitudeCode<D>(du, kept, e1);
+    const VU e_field = hn::Max(e1, hn::Set(du, static_cast<std::uint32_t>(emin + 127)));
+    const VU code = hn::Add(
+        kept, hn::ShiftLeft<M>(hn::Add(e_field, hn::Set(du, static_cast<std::uint32_t>(
+                                                             D.bias - 128)))));
 
     // Step 5: overflow, zero, specials, sign.
     const auto is_nan = hn::Gt(mag, k_inf);
