@@ -77,7 +77,11 @@ TEST_P(CudaOracle, matches_bit_for_bit) {
       mismatches += bad;
       nan_inputs += nans;
       visited += n;
-      check_bulk<T>(in, scalar, nullptr, c.round, c.overflow, begin, bulk_bad);
+      // All 2^32 inputs for the bulk kernels under nearest-even; the other
+      // roundings are held to the scalar core on the decision-covering set
+      // (ReferenceSweep below), which reaches every rounding decision.
+      if (c.round == Round::nearest_even)
+        check_bulk<T>(in, scalar, nullptr, c.round, c.overflow, begin, bulk_bad);
     });
     ::testing::Test::RecordProperty("inputs", std::to_string(visited.load()));
     ::testing::Test::RecordProperty("mismatches", std::to_string(mismatches.load()));
@@ -93,7 +97,7 @@ TEST_P(CudaOracle, matches_bit_for_bit) {
     EXPECT_EQ(bulk_bad.count(), 0u) << "bulk kernels differ from the scalar core; first: "
                                     << bulk_bad.first();
     std::printf("  %s: %llu inputs; scalar vs CUDA: %llu mismatches; bulk on %zu SIMD targets vs "
-                "scalar: %llu differing chunks\n",
+                "scalar (nearest-even only): %llu differing chunks\n",
                 c.name.c_str(), static_cast<unsigned long long>(visited.load()),
                 static_cast<unsigned long long>(mismatches.load()), kernels::simd_targets().size(),
                 static_cast<unsigned long long>(bulk_bad.count()));
