@@ -246,7 +246,6 @@ void BM_vcvtneps2bf16(benchmark::State& state) {
 #endif
 
 constexpr int kMaxTargets = 6;
-const std::vector<std::int64_t> kTargetArgs = {0, 1, 2, 3, 4, 5};
 constexpr auto kRne = static_cast<std::int64_t>(Round::nearest_even);
 
 void register_all() {

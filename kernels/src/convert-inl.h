@@ -368,8 +368,6 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
       // Float subnormals land in E8M0's lowest binade: the scalar core.
       decline = hn::And(hn::Eq(fe, hn::Zero(du)), hn::Not(hn::Or(neg, is_zero_in)));
       underflow = none;
-    } else {
-      (void)is_zero_in;
     }
     hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out + i);
 
