@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# Installs what lplab needs to build and test on Debian (run as root).
-# CUDA's toolkit (nvcc and the cuda_fp*.h headers of CUDA 12.8+) is expected
-# under /usr/local/cuda; it is the validation oracle, not a runtime need.
+# Installs what lplab needs on Debian 12 (run as root; a minimal debootstrap
+# root is enough). `install-deps.sh` alone: what the tool and the library need
+# to build. `install-deps.sh --tests`: also what the tests use (MPFR, Python
+# with venv for ml_dtypes and the PyPI copy of CUDA's headers, CA certificates
+# for pip). No CUDA toolkit is needed for either: scripts/test.sh finds CUDA's
+# cuda_fp*.h under /usr/local/cuda or fetches them from PyPI.
 set -euo pipefail
-packages=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev libfmt-dev
-          nlohmann-json3-dev libeigen3-dev libmpfr-dev libgmp-dev libhwy-dev)
+packages=(cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev libhwy-dev)
+if [[ "${1:-}" == --tests ]]; then
+  packages+=(libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev python3 python3-venv ca-certificates)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
+  echo "installing: ${missing[*]}"
   apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-if [[ ! -f /usr/local/cuda/include/cuda_fp4.h ]] && ! command -v nvcc >/dev/null; then
-  echo "lplab: the CUDA toolkit (12.8 or later, for cuda_fp4.h) was not found under /usr/local/cuda;" >&2
-  echo "       the tests validate against its headers." >&2
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

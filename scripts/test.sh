@@ -3,25 +3,53 @@
 # float inputs against CUDA's conversions), and the quick suite again under
 # AddressSanitizer + UndefinedBehaviorSanitizer. LPLAB_SKIP_EXHAUSTIVE=1 skips
 # the sweeps.
+#
+# CUDA's conversion headers are the validation oracle. They are taken from
+# LPLAB_CUDA_INCLUDE_DIR, else the CUDA toolkit (/usr/local/cuda or
+# CUDAToolkit_ROOT), else NVIDIA's PyPI wheel nvidia-cuda-runtime-cu12 (pinned
+# below), installed into the build tree's Python environment. If none can be
+# had, this stops with one line saying so: the oracle tests are never dropped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --tests
 source scripts/env.sh
 jobs=$(nproc)
+cuda_wheel=nvidia-cuda-runtime-cu12==12.9.79
 
-# ml_dtypes and numpy for the live finfo comparison, in a virtual environment
-# of the build tree; if that cannot be had, that one test reports SKIPPED.
-if [[ ! -x build/pyenv/bin/python3 ]]; then
-  python3 -m venv build/pyenv >/dev/null 2>&1 ||
-    { apt-get install -y -qq python3-venv >/dev/null 2>&1 && python3 -m venv build/pyenv >/dev/null 2>&1; } || true
+# The build tree's Python environment: ml_dtypes and numpy for the live finfo
+# comparison (that one test reports SKIPPED without them) and, where needed,
+# CUDA's headers.
+if [[ ! -x build/pyenv/bin/pip ]]; then
+  rm -rf build/pyenv
+  python3 -m venv build/pyenv || { echo "lplab: cannot create a Python venv (Debian: python3-venv)" >&2; exit 1; }
 fi
-if [[ -x build/pyenv/bin/pip ]]; then
-  build/pyenv/bin/pip install -q ml_dtypes==0.6.0 numpy >/dev/null 2>&1 ||
-    echo "note: could not install ml_dtypes; the live finfo comparison will be skipped"
+build/pyenv/bin/pip install -q ml_dtypes==0.6.0 numpy >/dev/null 2>&1 ||
+  echo "note: could not install ml_dtypes; the live finfo comparison will be skipped"
+
+cuda_dir=${LPLAB_CUDA_INCLUDE_DIR:-}
+if [[ -z "$cuda_dir" ]]; then
+  for d in "${CUDAToolkit_ROOT:-/nonexistent}/include" /usr/local/cuda/include; do
+    if [[ -f "$d/cuda_fp4.h" ]]; then cuda_dir=$d; break; fi
+  done
 fi
+if [[ -z "$cuda_dir" ]]; then
+  echo "== no CUDA toolkit: CUDA's headers from PyPI ($cuda_wheel)"
+  build/pyenv/bin/pip install -q "$cuda_wheel" >/dev/null 2>&1 || {
+    echo "lplab: the tests need CUDA's cuda_fp*.h (12.8+) as their oracle: no CUDA toolkit under /usr/local/cuda, and pip could not install $cuda_wheel; install either, or set LPLAB_CUDA_INCLUDE_DIR" >&2
+    exit 1
+  }
+  cuda_dir=$(build/pyenv/bin/python3 -c 'import importlib.util, os; s = importlib.util.find_spec("nvidia.cuda_runtime"); print(os.path.join(list(s.submodule_search_locations)[0], "include"))')
+fi
+[[ -f "$cuda_dir/cuda_fp4.h" ]] || {
+  echo "lplab: $cuda_dir has no cuda_fp4.h: the tests need CUDA 12.8 or later's headers" >&2
+  exit 1
+}
+echo "== CUDA oracle headers: $cuda_dir"
+config=(-DLPLAB_BUILD_TESTS=ON -DLPLAB_BUILD_BENCHMARKS=ON -DLPLAB_REQUIRE_CUDA_ORACLE=ON
+        "-DLPLAB_CUDA_INCLUDE_DIR=$cuda_dir")
 
 echo "== release build"
-cmake --preset release >/dev/null
+cmake --preset release "${config[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
 echo "== quick tests"
 ctest --preset quick -j "$jobs"
@@ -30,7 +58,7 @@ if [[ "${LPLAB_SKIP_EXHAUSTIVE:-0}" != 1 ]]; then
   ctest --preset exhaustive
 fi
 echo "== sanitizer build (ASan + UBSan)"
-cmake --preset asan >/dev/null
+cmake --preset asan "${config[@]}" -DLPLAB_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build --preset asan -j "$jobs"
 echo "== quick tests under ASan + UBSan"
 ctest --preset asan-quick -j "$jobs"

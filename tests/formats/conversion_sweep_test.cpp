@@ -13,7 +13,9 @@
 #include <string>
 
 #include "support/bulk_check.h"
+#if LPLAB_HAVE_CUDA_ORACLE  // CUDA's headers were found (cmake/CudaOracle.cmake)
 #include "support/cuda_oracles.h"
+#endif
 #include "support/inputs.h"
 #include "support/reference.h"
 #include "support/typed.h"
@@ -36,6 +38,7 @@ void keep_first(std::atomic<std::uint64_t>& first, std::uint64_t i) {
   }
 }
 
+#if LPLAB_HAVE_CUDA_ORACLE
 class CudaOracle : public ::testing::TestWithParam<CudaConversion> {};
 
 // lplab's scalar conversion against CUDA's, and the bulk kernels on every SIMD
@@ -106,6 +109,7 @@ TEST_P(CudaOracle, matches_bit_for_bit) {
 
 INSTANTIATE_TEST_SUITE_P(f32, CudaOracle, ::testing::ValuesIn(cuda_conversions()),
                          [](const auto& info) { return "f32_to_" + info.param.name; });
+#endif  // LPLAB_HAVE_CUDA_ORACLE
 
 template <class T>
 class ReferenceSweep : public ::testing::Test {};

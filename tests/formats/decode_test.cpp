@@ -4,7 +4,9 @@
 
 #include <cmath>
 
+#if LPLAB_HAVE_CUDA_ORACLE  // CUDA's headers were found (cmake/CudaOracle.cmake)
 #include "support/cuda_oracles.h"
+#endif
 #include "support/reference.h"
 #include "support/typed.h"
 
@@ -41,6 +43,7 @@ TYPED_TEST(Decode, every_code_matches_independent_decoder) {
   EXPECT_EQ(nans, finfo<T>::nan_codes);
 }
 
+#if LPLAB_HAVE_CUDA_ORACLE
 // CUDA's decoders: fp16/bf16 to float, fp8/fp6/fp4 to half, e8m0 to bfloat16.
 float cuda_decode(Target t, std::uint32_t c) {
   auto half = [](__half_raw r) { return __half2float(__half(r)); };
@@ -77,6 +80,7 @@ TEST(DecodeCuda, every_code_matches_cuda) {
     });
   }
 }
+#endif  // LPLAB_HAVE_CUDA_ORACLE
 
 }  // namespace
 }  // namespace lplab::testing

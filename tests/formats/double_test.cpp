@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "lplab/experiments/parallel.h"
+#if LPLAB_HAVE_CUDA_ORACLE  // CUDA's headers were found (cmake/CudaOracle.cmake)
 #include "support/cuda_oracles.h"
+#endif
 #include "support/reference.h"
 #include "support/typed.h"
 
@@ -94,6 +96,7 @@ TYPED_TEST(DoubleInputs, every_policy_matches_reference) {
   EXPECT_EQ(bad, 0u) << first;
 }
 
+#if LPLAB_HAVE_CUDA_ORACLE
 TEST(DoubleInputs, cuda_double_conversions) {
   for (const CudaConversion& c : cuda_conversions()) {
     if (c.from_double == nullptr) continue;
@@ -117,6 +120,7 @@ TEST(DoubleInputs, cuda_double_conversions) {
     });
   }
 }
+#endif  // LPLAB_HAVE_CUDA_ORACLE
 
 // The float32 model against the hardware. 2^22 random bit patterns for
 // conversions from double, 2^21 operand pairs for arithmetic, per rounding mode.

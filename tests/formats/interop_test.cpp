@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "lplab/formats.h"
+#if LPLAB_HAVE_CUDA_ORACLE  // CUDA's headers were found (cmake/CudaOracle.cmake)
 #include "lplab/formats/cuda.h"
+#endif
 #include "lplab/formats/eigen.h"
 #include "lplab/formats/fmt.h"
 
@@ -52,6 +54,7 @@ TEST(Text, ostream_and_fmt_print_exact_values) {
   EXPECT_EQ(fmt::format("{}", float8_e4m3fnuz::from_bits(0x80)), "nan");
 }
 
+#if LPLAB_HAVE_CUDA_ORACLE
 TEST(Cuda, casts_are_bit_for_bit_for_every_code) {
   for (unsigned c = 0; c < 65536; ++c) {
     EXPECT_EQ(cuda::from_cuda(cuda::to_cuda(float16::from_bits(c))).bits(), c);
@@ -73,6 +76,7 @@ TEST(Cuda, casts_are_bit_for_bit_for_every_code) {
   EXPECT_EQ(static_cast<float>(cuda::to_cuda(float8_e4m3fn(448.0f))), 448.0f);
   EXPECT_EQ(__half2float(cuda::to_cuda(float16(0.1f))), static_cast<float>(float16(0.1f)));
 }
+#endif  // LPLAB_HAVE_CUDA_ORACLE
 
 }  // namespace
 }  // namespace lplab

@@ -22,8 +22,18 @@ std::vector<const FormatEntry*> resolve_formats(const std::vector<std::string>& 
   }
   for (const std::string& n : names) {
     const FormatEntry* e = find_format(n);
-    if (e == nullptr)
+    if (e == nullptr) {
+      const std::vector<const FormatEntry*> like = n.empty() ? std::vector<const FormatEntry*>{}
+                                                             : formats_named_like(n);
+      if (like.size() > 1) {
+        std::vector<std::string_view> names;
+        for (const FormatEntry* f : like) names.push_back(f->name);
+        throw UsageError(fmt::format("ambiguous format '{}': {} (name one)", n, fmt::join(names, ", ")));
+      }
+      if (like.size() == 1)
+        throw UsageError(fmt::format("unknown format '{}' (did you mean {}?)", n, like.front()->name));
       throw UsageError(fmt::format("unknown format '{}' (see 'lplab formats')", n));
+    }
     out.push_back(e);
   }
   return out;

@@ -4,65 +4,165 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
+#include "lplab/kernels/random.h"
 #include "lplab/text.h"
 
 namespace lplab::tool {
+namespace {
+
+constexpr double kTwoTo32 = 4294967296.0;  // 2^32: the count of stochastic random draws
+
+// Stochastic rounding of x into one format, as the conversion itself does it:
+// the random bits R in [0, 2^32) round the magnitude away from zero iff
+// R >= 2^32 - floor(f * 2^32) (lplab/formats/policy.h), so the result is
+// monotone in R. R = 0 gives the lower-magnitude neighbour, R = 2^32 - 1 the
+// other, and a binary search over R for the first draw that gives the latter
+// counts exactly the draws that do: 32 conversions, no model of the rounding.
+struct Outcomes {
+  std::uint64_t toward_zero, away;  // the two codes (equal when x is exact)
+  std::uint64_t away_draws;         // how many of the 2^32 draws give `away`
+};
+
+Outcomes stochastic_outcomes(const FormatEntry& e, double x, Overflow o) {
+  Outcomes r{e.from_double(x, Round::stochastic, o, 0, nullptr),
+             e.from_double(x, Round::stochastic, o, 0xFFFFFFFFu, nullptr), 0};
+  if (r.away == r.toward_zero) return r;
+  std::uint64_t lo = 1, hi = 0xFFFFFFFFu;  // the first draw giving `away` is in [lo, hi]
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (e.from_double(x, Round::stochastic, o, static_cast<std::uint32_t>(mid), nullptr) == r.away)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  r.away_draws = (std::uint64_t{1} << 32) - lo;
+  return r;
+}
+
+struct Row {
+  const FormatEntry* e;
+  std::uint64_t code;
+  double v;
+  Flags flags;
+  std::optional<Outcomes> outcomes;  // stochastic rounding only
+};
+
+}  // namespace
 
 void run_inspect(const std::string& value, const std::vector<const FormatEntry*>& fs,
-                 const std::string& round, const std::string& overflow, Output out) {
+                 const std::string& round, const std::string& overflow,
+                 std::optional<std::uint64_t> seed, Output out) {
   const double x = parse_number(value);
   const Round r = parse_round(round);
   const Overflow o = parse_overflow(overflow);
-  struct Row {
-    const FormatEntry* e;
-    std::uint64_t code;
-    double v;
-    Flags flags;
-  };
+  const bool stochastic = r == Round::stochastic;
+  if (seed && !stochastic) throw UsageError("--seed goes with --round stochastic only");
+  // The random bits of element 0 of a bulk conversion with this seed.
+  const std::uint32_t random = seed ? kernels::stochastic_bits(*seed, 0) : 0;
+  const bool one_result = !stochastic || seed.has_value();
+
   std::vector<Row> rows;
   for (const FormatEntry* e : fs) {
     Flags f;
-    const std::uint64_t code = e->from_double(x, r, o, &f);
-    rows.push_back({e, code, e->to_double(code), f});
+    const std::uint64_t code = e->from_double(x, r, o, random, &f);
+    Row row{e, code, e->to_double(code), f, std::nullopt};
+    if (stochastic) row.outcomes = stochastic_outcomes(*e, x, o);
+    rows.push_back(row);
   }
   auto abs_err = [&](double v) { return v - x; };
   auto rel_err = [&](double v) { return x == 0 ? (v == 0 ? 0.0 : INFINITY) : (v - x) / std::fabs(x); };
-  auto hex = [](const Row& w) { return fmt::format("0x{:0{}x}", w.code, (w.e->info.bits + 3) / 4); };
+  auto hex = [](const FormatEntry* e, std::uint64_t c) { return fmt::format("0x{:0{}x}", c, (e->info.bits + 3) / 4); };
   auto bits = [](const Row& w) {
     return bit_groups(w.code, w.e->info.is_signed, w.e->info.exponent_bits, w.e->info.mantissa_bits);
   };
+  // Probabilities are exact: a count of draws over 2^32 is a double exactly.
+  auto p_away = [](const Outcomes& c) {
+    return c.away == c.toward_zero ? 1.0 : static_cast<double>(c.away_draws) / kTwoTo32;
+  };
+
   if (out == Output::json) {
     nlohmann::ordered_json j;
     j["input"] = value;
     j["value"] = x;
     j["round"] = round;
     j["overflow"] = overflow;
+    if (seed) {
+      j["seed"] = *seed;
+      j["random_bits"] = fmt::format("0x{:08x}", random);
+    }
     j["results"] = nlohmann::ordered_json::array();
+    auto number = [&](const FormatEntry* e, std::uint64_t c) {
+      const double v = e->to_double(c);
+      return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(c));
+    };
     for (const Row& w : rows) {
-      const bool finite = std::isfinite(w.v);
-      j["results"].push_back({{"format", w.e->name}, {"code", hex(w)}, {"bits", bits(w)},
-                              {"value", finite ? nlohmann::ordered_json(w.v) : nlohmann::ordered_json(w.e->to_text(w.code))},
-                              {"abs_error", finite ? nlohmann::ordered_json(abs_err(w.v)) : nullptr},
-                              {"rel_error", finite ? nlohmann::ordered_json(rel_err(w.v)) : nullptr},
-                              {"flags", flags_text(w.flags)}});
+      const bool finite = std::isfinite(w.v) && std::isfinite(x);  // else no error to show
+      nlohmann::ordered_json res = {{"format", w.e->name}};
+      if (one_result) {
+        res["code"] = hex(w.e, w.code);
+        res["bits"] = bits(w);
+        res["value"] = number(w.e, w.code);
+        res["abs_error"] = finite ? nlohmann::ordered_json(abs_err(w.v)) : nullptr;
+        res["rel_error"] = finite ? nlohmann::ordered_json(rel_err(w.v)) : nullptr;
+        res["flags"] = flags_text(w.flags);
+      }
+      if (w.outcomes) {
+        const Outcomes& c = *w.outcomes;
+        res["outcomes"] = nlohmann::ordered_json::array();
+        if (c.away == c.toward_zero) {
+          res["outcomes"].push_back({{"code", hex(w.e, c.away)}, {"value", number(w.e, c.away)},
+                                     {"probability", 1.0}, {"draws", "4294967296"}});
+        } else {
+          res["outcomes"].push_back({{"code", hex(w.e, c.toward_zero)}, {"value", number(w.e, c.toward_zero)},
+                                     {"probability", 1.0 - p_away(c)},
+                                     {"draws", std::to_string((std::uint64_t{1} << 32) - c.away_draws)}});
+          res["outcomes"].push_back({{"code", hex(w.e, c.away)}, {"value", number(w.e, c.away)},
+                                     {"probability", p_away(c)}, {"draws", std::to_string(c.away_draws)}});
+        }
+      }
+      j["results"].push_back(res);
     }
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  std::vector<std::vector<std::string>> table = {
-      {"format", "bits (s|e|m)", "code", "value", "abs error", "rel error", "flags"}};
+
+  std::vector<std::string> header = {"format"};
+  if (one_result) header.insert(header.end(), {"bits (s|e|m)", "code", "value", "abs error", "rel error", "flags"});
+  if (stochastic) header.insert(header.end(), {"rounds to", "with p", "or to", "with p"});
+  std::vector<std::vector<std::string>> table = {header};
   for (const Row& w : rows) {
-    const bool finite = std::isfinite(w.v);
-    table.push_back({std::string(w.e->name), bits(w), hex(w), w.e->to_text(w.code),
-                     finite ? fmt::format("{:.6g}", abs_err(w.v)) : "-",
-                     finite ? fmt::format("{:.6g}", rel_err(w.v)) : "-", flags_text(w.flags)});
+    std::vector<std::string> line = {std::string(w.e->name)};
+    if (one_result) {
+      const bool finite = std::isfinite(w.v) && std::isfinite(x);  // else no error to show
+      line.insert(line.end(), {bits(w), hex(w.e, w.code), w.e->to_text(w.code),
+                               finite ? fmt::format("{:.6g}", abs_err(w.v)) : "-",
+                               finite ? fmt::format("{:.6g}", rel_err(w.v)) : "-", flags_text(w.flags)});
+    }
+    if (w.outcomes) {
+      const Outcomes& c = *w.outcomes;
+      if (c.away == c.toward_zero) {
+        line.insert(line.end(), {w.e->to_text(c.away), "1", "-", "-"});
+      } else {
+        line.insert(line.end(), {w.e->to_text(c.toward_zero), shortest(1.0 - p_away(c)),
+                                 w.e->to_text(c.away), shortest(p_away(c))});
+      }
+    }
+    table.push_back(line);
   }
   if (out == Output::csv) {
     for (const auto& t : table) fmt::print("{}\n", fmt::join(t, ","));
     return;
   }
-  fmt::print("input {} = {} (round {}, overflow {})\n\n", value, shortest(x), round, overflow);
+  if (seed)
+    fmt::print("input {} = {} (round stochastic, seed {}: random bits 0x{:08x}; overflow {})\n\n",
+               value, shortest(x), *seed, random, overflow);
+  else
+    fmt::print("input {} = {} (round {}, overflow {})\n\n", value, shortest(x), round, overflow);
   fmt::print("{}", render_table(table));
+  if (stochastic)
+    fmt::print("\np: the exact share of the 2^32 random draws that give each neighbour (it is x's\n"
+               "position between them whenever that fraction has at most 32 bits).{}\n",
+               seed ? "" : "\nAdd --seed N for the result of one seed's draw.");
 }
 
 }  // namespace lplab::tool

@@ -2,6 +2,8 @@
 // UsageError for bad input.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows);
 void run_formats(Output out);
 void run_finfo(const std::vector<const FormatEntry*>& fs, Output out);
 void run_inspect(const std::string& value, const std::vector<const FormatEntry*>& fs,
-                 const std::string& round, const std::string& overflow, Output out);
+                 const std::string& round, const std::string& overflow,
+                 std::optional<std::uint64_t> seed, Output out);
 
 }  // namespace lplab::tool

@@ -2,12 +2,29 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "lplab/commands.h"
 #include "lplab/text.h"
+
+namespace {
+
+// CLI11 takes "-inf" and "-nan" for options (it knows "-3" is a number), and a
+// value after "--" goes to the top-level command, not to `inspect`: the value
+// of `inspect` is therefore taken out of the arguments before CLI11 sees them.
+bool negative_special(std::string_view s) {
+  if (s.size() < 4 || s[0] != '-') return false;
+  std::string t;
+  for (char c : s.substr(1)) t += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return t == "inf" || t == "infinity" || t == "nan" || (t.starts_with("nan(") && t.ends_with(")"));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace lplab::tool;
@@ -29,10 +46,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> to;
   std::string round = "nearest_even", overflow = "ieee";
   auto* inspect_cmd = app.add_subcommand("inspect", "Round a value into formats and show the bits and errors");
-  inspect_cmd->add_option("value", value, "A number: 0.1, 1e-8, 0x1p-3, inf, nan")->required();
+  std::optional<std::uint64_t> seed;
+  inspect_cmd->add_option("value", value, "A number: 0.1, -1e-8, 0x1p-3, inf, -inf, nan");
   inspect_cmd->add_option("--to", to, "Formats (default: all)");
   inspect_cmd->add_option("--round", round,
-                          "nearest_even, nearest_away, toward_zero, upward, downward");
+                          "nearest_even, nearest_away, toward_zero, upward, downward, stochastic");
+  inspect_cmd->add_option("--seed", seed,
+                          "With --round stochastic: show the result for this seed's random bits "
+                          "(those of element 0 of a bulk conversion with the same seed)");
   inspect_cmd->add_option("--overflow", overflow, "ieee or saturate");
   inspect_cmd->add_option("--output", output, "table, csv or json");
 
@@ -42,8 +63,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lplab: error: unknown command '%s' (formats, finfo, inspect)\n", argv[1]);
     return 2;
   }
+  // Take the value of `inspect` out when CLI11 would misread it (see above).
+  std::vector<char*> args(argv, argv + argc);
+  std::vector<std::string> taken;
+  if (first == "inspect") {
+    std::vector<char*> kept(args.begin(), args.begin() + 2);
+    for (std::size_t i = 2; i < args.size(); ++i) {
+      const std::string_view a = args[i];
+      const std::string_view prev = args[i - 1];
+      const bool is_option_value = prev.starts_with("--") && prev.find('=') == std::string_view::npos;
+      if (a == "--") {
+        for (std::size_t j = i + 1; j < args.size(); ++j) taken.emplace_back(args[j]);
+        break;
+      }
+      if (negative_special(a) && !is_option_value) taken.emplace_back(a);
+      else kept.push_back(args[i]);
+    }
+    args = kept;
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -59,7 +98,12 @@ int main(int argc, char** argv) {
       if (all && !finfo_names.empty()) throw UsageError("give format names or --all, not both");
       run_finfo(resolve_formats(finfo_names), out);
     }
-    if (inspect_cmd->parsed()) run_inspect(value, resolve_formats(to), round, overflow, out);
+    if (inspect_cmd->parsed()) {
+      if (!value.empty()) taken.insert(taken.begin(), value);
+      if (taken.empty()) throw UsageError("value is required (lplab inspect VALUE; -inf and -nan are fine)");
+      if (taken.size() > 1) throw UsageError(fmt::format("one value at a time, got {}", fmt::join(taken, " ")));
+      run_inspect(taken.front(), resolve_formats(to), round, overflow, seed, out);
+    }
   } catch (const UsageError& e) {
     std::fprintf(stderr, "lplab: error: %s\n", e.what());
     return 2;

@@ -29,8 +29,8 @@ FormatEntry entry(std::string_view description) {
                 F::finite_codes, F::finite_values, F::normal_binades, F::binades};
   return FormatEntry{
       T::descriptor.name.c_str(), description, r,
-      [](double x, Round rd, Overflow o, Flags* f) -> std::uint64_t {
-        return convert<T>(x, rd, o, f).bits();
+      [](double x, Round rd, Overflow o, std::uint32_t random, Flags* f) -> std::uint64_t {
+        return convert<T>(x, rd, o, f, random).bits();
       },
       [](std::uint64_t c) { return static_cast<double>(T::from_bits(c)); },
       [](std::uint64_t c) { return to_string(T::from_bits(c)); }};
@@ -57,13 +57,28 @@ const std::array<FormatEntry, 11>& table() {
 
 std::span<const FormatEntry> formats() { return table(); }
 
+std::vector<const FormatEntry*> formats_named_like(std::string_view name) {
+  // Family names: fp8 and float8 mean every float8_* format, and so on.
+  static constexpr std::pair<std::string_view, std::string_view> families[] = {
+      {"fp8", "float8_"}, {"float8", "float8_"}, {"fp6", "float6_"},
+      {"float6", "float6_"}};
+  std::string prefix(name);
+  for (const auto& [family, p] : families)
+    if (name == family) prefix = p;
+  std::vector<const FormatEntry*> out;
+  for (const FormatEntry& e : table())
+    if (e.name.starts_with(prefix)) out.push_back(&e);
+  return out;
+}
+
 const FormatEntry* find_format(std::string_view name) {
   static constexpr std::pair<std::string_view, std::string_view> aliases[] = {
       {"fp32", "float32"},     {"float", "float32"},         {"fp16", "float16"},
       {"half", "float16"},     {"bf16", "bfloat16"},         {"e4m3", "float8_e4m3fn"},
       {"e4m3fn", "float8_e4m3fn"}, {"e5m2", "float8_e5m2"},  {"e4m3fnuz", "float8_e4m3fnuz"},
       {"e5m2fnuz", "float8_e5m2fnuz"}, {"e8m0", "float8_e8m0fnu"}, {"e2m3", "float6_e2m3fn"},
-      {"e3m2", "float6_e3m2fn"}, {"e2m1", "float4_e2m1fn"},  {"fp4", "float4_e2m1fn"}};
+      {"e3m2", "float6_e3m2fn"}, {"e2m1", "float4_e2m1fn"},  {"fp4", "float4_e2m1fn"},
+      {"float4", "float4_e2m1fn"}};
   for (const auto& [alias, target] : aliases)
     if (name == alias) name = target;
   for (const FormatEntry& e : table())

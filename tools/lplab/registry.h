@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lplab/formats.h"
 
@@ -30,8 +31,9 @@ struct FormatEntry {
   std::string_view name;
   std::string_view description;
   FinfoRecord info;
-  // Round x into the format; returns the code.
-  std::uint64_t (*from_double)(double x, Round r, Overflow o, Flags* flags);
+  // Round x into the format; returns the code. `random` is the 32 random bits
+  // of Round::stochastic (ignored by the other roundings).
+  std::uint64_t (*from_double)(double x, Round r, Overflow o, std::uint32_t random, Flags* flags);
   // The exact value of a code (NaN for NaN codes).
   double (*to_double)(std::uint64_t code);
   // Shortest decimal that reads back to the code.
@@ -41,5 +43,8 @@ struct FormatEntry {
 std::span<const FormatEntry> formats();
 // The entry called `name` (also accepted: fp16, half, bf16, fp32, e4m3, ...).
 const FormatEntry* find_format(std::string_view name);
+// Every format whose name starts with `name`, or with the family it names
+// (fp8 and float8: float8_*; fp6: float6_*): the candidates for an ambiguous name.
+std::vector<const FormatEntry*> formats_named_like(std::string_view name);
 
 }  // namespace lplab::tool

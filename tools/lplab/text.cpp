@@ -57,8 +57,9 @@ Round parse_round(std::string_view s) {
   if (s == "toward_zero" || s == "rz") return Round::toward_zero;
   if (s == "upward" || s == "ru") return Round::upward;
   if (s == "downward" || s == "rd") return Round::downward;
+  if (s == "stochastic" || s == "sr") return Round::stochastic;
   throw UsageError(fmt::format(
-      "unknown rounding '{}' (nearest_even, nearest_away, toward_zero, upward, downward)", s));
+      "unknown rounding '{}' (nearest_even, nearest_away, toward_zero, upward, downward, stochastic)", s));
 }
 
 Overflow parse_overflow(std::string_view s) {

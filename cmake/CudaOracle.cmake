@@ -1,0 +1,44 @@
+# Where CUDA's conversion headers (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h,
+# cuda_fp6.h, cuda_fp4.h: CUDA 12.8 or later) are, for the tests' validation
+# oracle and the conversion benchmark's baseline. Nothing else needs them.
+#
+# Looked for, in order:
+#   1. LPLAB_CUDA_INCLUDE_DIR, when given;
+#   2. the CUDA toolkit CMake finds (/usr/local/cuda, CUDAToolkit_ROOT, nvcc);
+#   3. the headers of NVIDIA's PyPI wheel nvidia-cuda-runtime-cu12, as
+#      scripts/test.sh installs it into the build tree's Python environment
+#      (build/pyenv/lib/python3.*/site-packages/nvidia/cuda_runtime/include).
+# Sets LPLAB_CUDA_ORACLE (TRUE/FALSE) and LPLAB_CUDA_INCLUDE_DIR.
+set(LPLAB_CUDA_INCLUDE_DIR "" CACHE PATH
+    "Directory with CUDA's cuda_fp*.h headers (12.8+), the tests' validation oracle")
+
+set(_lplab_cuda_candidates "")
+if(LPLAB_CUDA_INCLUDE_DIR)
+  list(APPEND _lplab_cuda_candidates "${LPLAB_CUDA_INCLUDE_DIR}")
+endif()
+if(CUDAToolkit_FOUND)
+  list(APPEND _lplab_cuda_candidates ${CUDAToolkit_INCLUDE_DIRS})
+endif()
+file(GLOB _lplab_wheel_dirs LIST_DIRECTORIES true
+     "${PROJECT_SOURCE_DIR}/build/pyenv/lib/python3*/site-packages/nvidia/cuda_runtime/include")
+list(APPEND _lplab_cuda_candidates ${_lplab_wheel_dirs})
+
+set(LPLAB_CUDA_ORACLE FALSE)
+foreach(dir IN LISTS _lplab_cuda_candidates)
+  # cuda_fp4.h arrived last (CUDA 12.8): its presence means all five are there.
+  if(EXISTS "${dir}/cuda_fp4.h" AND EXISTS "${dir}/cuda_fp6.h" AND EXISTS "${dir}/cuda_fp8.h")
+    set(LPLAB_CUDA_ORACLE TRUE)
+    set(LPLAB_CUDA_INCLUDE_DIR "${dir}" CACHE PATH
+        "Directory with CUDA's cuda_fp*.h headers (12.8+), the tests' validation oracle" FORCE)
+    break()
+  endif()
+endforeach()
+
+if(LPLAB_CUDA_ORACLE)
+  message(STATUS "CUDA oracle headers: ${LPLAB_CUDA_INCLUDE_DIR}")
+else()
+  set(LPLAB_CUDA_ORACLE_MISSING
+      "CUDA's cuda_fp*.h headers (12.8+) were not found: install the CUDA toolkit, or the PyPI wheel nvidia-cuda-runtime-cu12>=12.8 and configure with -DLPLAB_CUDA_INCLUDE_DIR=<site-packages>/nvidia/cuda_runtime/include (scripts/test.sh does this itself)")
+endif()
+unset(_lplab_cuda_candidates)
+unset(_lplab_wheel_dirs)

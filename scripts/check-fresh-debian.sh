@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Proves the README's two commands on a machine with nothing installed: makes a
+# clean Debian 12 root (debootstrap --variant=minbase bookworm), clones this
+# repository's committed HEAD into it, and runs, inside it with chroot,
+#   1. bash scripts/run.sh                          (the main job)
+#   2. LPLAB_SKIP_EXHAUSTIVE=1 bash scripts/test.sh (the tests, sweeps skipped)
+# It prints the time of each and exits non-zero if either fails. Run as root.
+# Everything it mounts is unmounted and the root removed on any exit, Ctrl-C
+# included (LPLAB_KEEP_ROOT=1 keeps the root for a look afterwards).
+#
+# The only thing carried over from this machine is its network trust: the CA
+# certificates added under /usr/local/share/ca-certificates (an intercepting
+# proxy's, where there is one) and /etc/resolv.conf — what any fresh machine
+# of the same network has. No package, toolchain or file of the project is.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+suite=bookworm
+mirror=${LPLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+die() { echo "check-fresh-debian: $*" >&2; exit 1; }
+[[ $(id -u) == 0 ]] || die "run as root (debootstrap and chroot need it)"
+git -C "$repo" rev-parse --verify -q HEAD >/dev/null || die "$repo is not a git checkout with a commit"
+if ! command -v debootstrap >/dev/null; then
+  echo "== installing debootstrap"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
+    die "cannot install debootstrap (Debian package 'debootstrap')"
+fi
+
+root=$(mktemp -d /var/tmp/lplab-fresh-debian.XXXXXX)
+mounts=()
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  # Unmount in reverse order; lazily if something still holds a mount.
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+    umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" 2>/dev/null || true
+  done
+  if [[ "${LPLAB_KEEP_ROOT:-0}" == 1 ]]; then
+    echo "check-fresh-debian: root kept at $root"
+  elif ! findmnt -rn -o TARGET | grep -q "^$root"; then
+    rm -rf --one-file-system "$root"
+  else
+    echo "check-fresh-debian: something is still mounted under $root; not removing it" >&2
+  fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mount_into() {  # mount_into ARGS... TARGET
+  local target=${*: -1}
+  mkdir -p "$target"
+  mount "$@"
+  mounts+=("$target")
+}
+
+clock() { date +%s; }
+took() { local s=$(($(clock) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+
+echo "== debootstrap --variant=minbase $suite into $root"
+t=$(clock)
+debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$root.debootstrap.log" 2>&1 ||
+  { tail -20 "$root.debootstrap.log" >&2; rm -f "$root.debootstrap.log"; die "debootstrap failed"; }
+rm -f "$root.debootstrap.log"
+echo "   clean root made in $(took "$t")"
+
+# The network trust of this machine (see the header), nothing else.
+cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
+
+mount_into -t proc proc "$root/proc"
+mount_into -t sysfs sys "$root/sys"
+mount_into --bind /dev "$root/dev"
+mount_into --bind /dev/pts "$root/dev/pts"
+mount_into -t tmpfs tmpfs "$root/dev/shm"
+
+# A clone of the committed tree (made from outside: the root has no git).
+git clone -q --no-hardlinks "$repo" "$root/root/lplab"
+echo "   cloned $(git -C "$repo" rev-parse --short HEAD) into /root/lplab"
+
+in_root() {  # a login-like clean environment: none of this machine's variables
+  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    "$@"
+}
+
+status=0
+echo "== main job: bash scripts/run.sh"
+t=$(clock)
+if in_root bash -c 'cd /root/lplab && bash scripts/run.sh' >"$root/run.log" 2>&1; then
+  echo "   PASSED in $(took "$t")"
+  main_time=$(took "$t")
+else
+  echo "   FAILED after $(took "$t"); last lines:"
+  tail -25 "$root/run.log" | sed 's/^/   | /'
+  status=1
+fi
+
+echo "== tests: LPLAB_SKIP_EXHAUSTIVE=1 bash scripts/test.sh"
+t=$(clock)
+if in_root bash -c 'cd /root/lplab && LPLAB_SKIP_EXHAUSTIVE=1 bash scripts/test.sh' >"$root/test.log" 2>&1; then
+  echo "   PASSED in $(took "$t")"
+  test_time=$(took "$t")
+  grep -E "tests passed|tests failed|Not Run|SKIPPED|Skipped" "$root/test.log" | sed 's/^/   | /' || true
+else
+  echo "   FAILED after $(took "$t"); last lines:"
+  tail -40 "$root/test.log" | sed 's/^/   | /'
+  status=1
+fi
+
+if ((status == 0)); then
+  echo "check-fresh-debian: both commands passed in a clean Debian 12 root (main job ${main_time}, tests ${test_time})"
+else
+  echo "check-fresh-debian: FAILED" >&2
+fi
+exit "$status"
