@@ -5,9 +5,9 @@
 # Looked for, in order:
 #   1. LPLAB_CUDA_INCLUDE_DIR, when given;
 #   2. the CUDA toolkit CMake finds (/usr/local/cuda, CUDAToolkit_ROOT, nvcc);
-#   3. the headers of NVIDIA's PyPI wheel nvidia-cuda-runtime-cu12, as
-#      scripts/test.sh installs it into the build tree's Python environment
-#      (build/pyenv/lib/python3.*/site-packages/nvidia/cuda_runtime/include).
+#   3. build/cuda-oracle/include, where scripts/test.sh puts the headers of
+#      NVIDIA's PyPI wheels (nvidia-cuda-runtime-cu12's include/ and
+#      nvidia-cuda-nvcc-cu12's include/crt/) when there is no toolkit.
 # Sets LPLAB_CUDA_ORACLE (TRUE/FALSE) and LPLAB_CUDA_INCLUDE_DIR.
 set(LPLAB_CUDA_INCLUDE_DIR "" CACHE PATH
     "Directory with CUDA's cuda_fp*.h headers (12.8+), the tests' validation oracle")
@@ -19,14 +19,14 @@ endif()
 if(CUDAToolkit_FOUND)
   list(APPEND _lplab_cuda_candidates ${CUDAToolkit_INCLUDE_DIRS})
 endif()
-file(GLOB _lplab_wheel_dirs LIST_DIRECTORIES true
-     "${PROJECT_SOURCE_DIR}/build/pyenv/lib/python3*/site-packages/nvidia/cuda_runtime/include")
-list(APPEND _lplab_cuda_candidates ${_lplab_wheel_dirs})
+list(APPEND _lplab_cuda_candidates "${PROJECT_SOURCE_DIR}/build/cuda-oracle/include")
 
 set(LPLAB_CUDA_ORACLE FALSE)
 foreach(dir IN LISTS _lplab_cuda_candidates)
-  # cuda_fp4.h arrived last (CUDA 12.8): its presence means all five are there.
-  if(EXISTS "${dir}/cuda_fp4.h" AND EXISTS "${dir}/cuda_fp6.h" AND EXISTS "${dir}/cuda_fp8.h")
+  # cuda_fp4.h arrived last (CUDA 12.8): its presence means all five are
+  # there; crt/host_defines.h is what they include from the compiler's side.
+  if(EXISTS "${dir}/cuda_fp4.h" AND EXISTS "${dir}/cuda_fp6.h" AND EXISTS "${dir}/cuda_fp8.h"
+     AND EXISTS "${dir}/crt/host_defines.h")
     set(LPLAB_CUDA_ORACLE TRUE)
     set(LPLAB_CUDA_INCLUDE_DIR "${dir}" CACHE PATH
         "Directory with CUDA's cuda_fp*.h headers (12.8+), the tests' validation oracle" FORCE)
@@ -38,7 +38,6 @@ if(LPLAB_CUDA_ORACLE)
   message(STATUS "CUDA oracle headers: ${LPLAB_CUDA_INCLUDE_DIR}")
 else()
   set(LPLAB_CUDA_ORACLE_MISSING
-      "CUDA's cuda_fp*.h headers (12.8+) were not found: install the CUDA toolkit, or the PyPI wheel nvidia-cuda-runtime-cu12>=12.8 and configure with -DLPLAB_CUDA_INCLUDE_DIR=<site-packages>/nvidia/cuda_runtime/include (scripts/test.sh does this itself)")
+      "CUDA's cuda_fp*.h headers (12.8+) were not found: install the CUDA toolkit, or let scripts/test.sh fetch them from PyPI, or configure with -DLPLAB_CUDA_INCLUDE_DIR=<a directory with cuda_fp4.h and crt/host_defines.h>")
 endif()
 unset(_lplab_cuda_candidates)
-unset(_lplab_wheel_dirs)

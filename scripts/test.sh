@@ -6,15 +6,17 @@
 #
 # CUDA's conversion headers are the validation oracle. They are taken from
 # LPLAB_CUDA_INCLUDE_DIR, else the CUDA toolkit (/usr/local/cuda or
-# CUDAToolkit_ROOT), else NVIDIA's PyPI wheel nvidia-cuda-runtime-cu12 (pinned
-# below), installed into the build tree's Python environment. If none can be
-# had, this stops with one line saying so: the oracle tests are never dropped.
+# CUDAToolkit_ROOT), else NVIDIA's PyPI wheels (pinned below), installed into
+# the build tree's Python environment: nvidia-cuda-runtime-cu12 has the
+# cuda_fp*.h headers, nvidia-cuda-nvcc-cu12 the crt/ headers they include; the
+# two are merged into build/cuda-oracle/include. If none can be had, this
+# stops with one line saying so: the oracle tests are never dropped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --tests
 source scripts/env.sh
 jobs=$(nproc)
-cuda_wheel=nvidia-cuda-runtime-cu12==12.9.79
+cuda_wheels=(nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-nvcc-cu12==12.9.86)  # both CUDA 12.9.1
 
 # The build tree's Python environment: ml_dtypes and numpy for the live finfo
 # comparison (that one test reports SKIPPED without them) and, where needed,
@@ -33,15 +35,19 @@ if [[ -z "$cuda_dir" ]]; then
   done
 fi
 if [[ -z "$cuda_dir" ]]; then
-  echo "== no CUDA toolkit: CUDA's headers from PyPI ($cuda_wheel)"
-  build/pyenv/bin/pip install -q "$cuda_wheel" >/dev/null 2>&1 || {
-    echo "lplab: the tests need CUDA's cuda_fp*.h (12.8+) as their oracle: no CUDA toolkit under /usr/local/cuda, and pip could not install $cuda_wheel; install either, or set LPLAB_CUDA_INCLUDE_DIR" >&2
+  echo "== no CUDA toolkit: CUDA's headers from PyPI (${cuda_wheels[*]})"
+  build/pyenv/bin/pip install -q "${cuda_wheels[@]}" >/dev/null 2>&1 || {
+    echo "lplab: the tests need CUDA's cuda_fp*.h (12.8+) as their oracle: no CUDA toolkit under /usr/local/cuda, and pip could not install ${cuda_wheels[*]}; install either, or set LPLAB_CUDA_INCLUDE_DIR" >&2
     exit 1
   }
-  cuda_dir=$(build/pyenv/bin/python3 -c 'import importlib.util, os; s = importlib.util.find_spec("nvidia.cuda_runtime"); print(os.path.join(list(s.submodule_search_locations)[0], "include"))')
+  site=$(build/pyenv/bin/python3 -c 'import importlib.util, os; s = importlib.util.find_spec("nvidia"); print(list(s.submodule_search_locations)[0])')
+  rm -rf build/cuda-oracle && mkdir -p build/cuda-oracle
+  cp -r "$site/cuda_runtime/include" build/cuda-oracle/include
+  cp -r "$site/cuda_nvcc/include/crt" build/cuda-oracle/include/crt
+  cuda_dir=$PWD/build/cuda-oracle/include
 fi
-[[ -f "$cuda_dir/cuda_fp4.h" ]] || {
-  echo "lplab: $cuda_dir has no cuda_fp4.h: the tests need CUDA 12.8 or later's headers" >&2
+[[ -f "$cuda_dir/cuda_fp4.h" && -f "$cuda_dir/crt/host_defines.h" ]] || {
+  echo "lplab: $cuda_dir lacks cuda_fp4.h or crt/host_defines.h: the tests need CUDA 12.8 or later's headers" >&2
   exit 1
 }
 echo "== CUDA oracle headers: $cuda_dir"
