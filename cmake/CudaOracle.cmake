@@ -6,8 +6,9 @@
 #   1. LPLAB_CUDA_INCLUDE_DIR, when given;
 #   2. the CUDA toolkit CMake finds (/usr/local/cuda, CUDAToolkit_ROOT, nvcc);
 #   3. build/cuda-oracle/include, where scripts/test.sh puts the headers of
-#      NVIDIA's PyPI wheels (nvidia-cuda-runtime-cu12's include/ and
-#      nvidia-cuda-nvcc-cu12's include/crt/) when there is no toolkit.
+#      NVIDIA's PyPI wheels (nvidia-cuda-runtime-cu12's include/,
+#      nvidia-cuda-nvcc-cu12's include/crt/ and nvidia-cuda-cccl-cu12's
+#      include/nv/) when there is no toolkit.
 # Sets LPLAB_CUDA_ORACLE (TRUE/FALSE) and LPLAB_CUDA_INCLUDE_DIR.
 set(LPLAB_CUDA_INCLUDE_DIR "" CACHE PATH
     "Directory with CUDA's cuda_fp*.h headers (12.8+), the tests' validation oracle")
@@ -24,9 +25,9 @@ list(APPEND _lplab_cuda_candidates "${PROJECT_SOURCE_DIR}/build/cuda-oracle/incl
 set(LPLAB_CUDA_ORACLE FALSE)
 foreach(dir IN LISTS _lplab_cuda_candidates)
   # cuda_fp4.h arrived last (CUDA 12.8): its presence means all five are
-  # there; crt/host_defines.h is what they include from the compiler's side.
+  # there; crt/host_defines.h and nv/target are what they include besides.
   if(EXISTS "${dir}/cuda_fp4.h" AND EXISTS "${dir}/cuda_fp6.h" AND EXISTS "${dir}/cuda_fp8.h"
-     AND EXISTS "${dir}/crt/host_defines.h")
+     AND EXISTS "${dir}/crt/host_defines.h" AND EXISTS "${dir}/nv/target")
     set(LPLAB_CUDA_ORACLE TRUE)
     set(LPLAB_CUDA_INCLUDE_DIR "${dir}" CACHE PATH
         "Directory with CUDA's cuda_fp*.h headers (12.8+), the tests' validation oracle" FORCE)
@@ -38,6 +39,6 @@ if(LPLAB_CUDA_ORACLE)
   message(STATUS "CUDA oracle headers: ${LPLAB_CUDA_INCLUDE_DIR}")
 else()
   set(LPLAB_CUDA_ORACLE_MISSING
-      "CUDA's cuda_fp*.h headers (12.8+) were not found: install the CUDA toolkit, or let scripts/test.sh fetch them from PyPI, or configure with -DLPLAB_CUDA_INCLUDE_DIR=<a directory with cuda_fp4.h and crt/host_defines.h>")
+      "CUDA's cuda_fp*.h headers (12.8+) were not found: install the CUDA toolkit, or let scripts/test.sh fetch them from PyPI, or configure with -DLPLAB_CUDA_INCLUDE_DIR=<a directory with cuda_fp4.h, crt/host_defines.h and nv/target>")
 endif()
 unset(_lplab_cuda_candidates)

@@ -8,15 +8,17 @@
 # LPLAB_CUDA_INCLUDE_DIR, else the CUDA toolkit (/usr/local/cuda or
 # CUDAToolkit_ROOT), else NVIDIA's PyPI wheels (pinned below), installed into
 # the build tree's Python environment: nvidia-cuda-runtime-cu12 has the
-# cuda_fp*.h headers, nvidia-cuda-nvcc-cu12 the crt/ headers they include; the
-# two are merged into build/cuda-oracle/include. If none can be had, this
+# cuda_fp*.h headers, nvidia-cuda-nvcc-cu12 the crt/ headers they include and
+# nvidia-cuda-cccl-cu12 the nv/target header; the three are merged into
+# build/cuda-oracle/include. If none can be had, this
 # stops with one line saying so: the oracle tests are never dropped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --tests
 source scripts/env.sh
 jobs=$(nproc)
-cuda_wheels=(nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-nvcc-cu12==12.9.86)  # both CUDA 12.9.1
+cuda_wheels=(nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-nvcc-cu12==12.9.86  # all three CUDA 12.9.1
+             nvidia-cuda-cccl-cu12==12.9.27)
 
 # The build tree's Python environment: ml_dtypes and numpy for the live finfo
 # comparison (that one test reports SKIPPED without them) and, where needed,
@@ -44,10 +46,11 @@ if [[ -z "$cuda_dir" ]]; then
   rm -rf build/cuda-oracle && mkdir -p build/cuda-oracle
   cp -r "$site/cuda_runtime/include" build/cuda-oracle/include
   cp -r "$site/cuda_nvcc/include/crt" build/cuda-oracle/include/crt
+  cp -r "$site/cuda_cccl/include/nv" build/cuda-oracle/include/nv
   cuda_dir=$PWD/build/cuda-oracle/include
 fi
-[[ -f "$cuda_dir/cuda_fp4.h" && -f "$cuda_dir/crt/host_defines.h" ]] || {
-  echo "lplab: $cuda_dir lacks cuda_fp4.h or crt/host_defines.h: the tests need CUDA 12.8 or later's headers" >&2
+[[ -f "$cuda_dir/cuda_fp4.h" && -f "$cuda_dir/crt/host_defines.h" && -f "$cuda_dir/nv/target" ]] || {
+  echo "lplab: $cuda_dir lacks cuda_fp4.h, crt/host_defines.h or nv/target: the tests need CUDA 12.8 or later's headers" >&2
   exit 1
 }
 echo "== CUDA oracle headers: $cuda_dir"

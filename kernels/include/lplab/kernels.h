@@ -5,6 +5,7 @@
 //   packed.h   fp4 two to a byte, fp6 four to three bytes (OCP MX storage)
 //   scaling.h  block and tensor scaling: MXFP8/6/4, NVFP4, per-tensor fp8
 //   targets.h  the SIMD targets and the one dispatch point
+//   view.h     strided N-d views (shape, strides in elements) and contiguous copies
 #pragma once
 
 #include "lplab/formats.h"
@@ -13,3 +14,4 @@
 #include "lplab/kernels/random.h"
 #include "lplab/kernels/scaling.h"
 #include "lplab/kernels/targets.h"
+#include "lplab/kernels/view.h"
