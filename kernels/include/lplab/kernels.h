@@ -1,6 +1,7 @@
 // lplab kernels: whole-tensor work on the formats of lplab/formats.h.
 //
 //   convert.h  bulk conversion float <-> formats <-> formats, SIMD, every policy
+//   matmul.h   mixed-precision matmul with emulated accumulators (fp64, fp32, fp16, bf16, tensor core)
 //   random.h   the counter-based random bits of stochastic rounding
 //   packed.h   fp4 two to a byte, fp6 four to three bytes (OCP MX storage)
 //   scaling.h  block and tensor scaling: MXFP8/6/4, NVFP4, per-tensor fp8
@@ -10,6 +11,7 @@
 
 #include "lplab/formats.h"
 #include "lplab/kernels/convert.h"
+#include "lplab/kernels/matmul.h"
 #include "lplab/kernels/packed.h"
 #include "lplab/kernels/random.h"
 #include "lplab/kernels/scaling.h"

@@ -1,0 +1,149 @@
+// Mixed-precision matrix multiplication with an emulated accumulator:
+//
+//   lplab::kernels::matmul(m, n, k, a, b, c, MatmulOptions{...});
+//
+// computes the row-major C[m x n] = scale_a * scale_b * A[m x k] * B[k x n]
+// for A and B of float or any lplab format (mixed allowed: E4M3 x E5M2), C of
+// float or any format, with the accumulator a GPU kernel would use. Every
+// accumulator sees the exact operand values (decoding a format to float is
+// exact) and the exact products; they differ in how the products are summed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "lplab/formats.h"
+#include "lplab/kernels/convert.h"
+#include "lplab/kernels/random.h"
+
+namespace lplab::kernels {
+
+enum class Accumulator {
+  // The reference. Where every product is an integer multiple of a common
+  // quantum and the sum fits 126 bits (operands of at most 16 bits with
+  // subnormals: fp16 and every format of 8 bits or fewer except E8M0; fp16 x
+  // fp16 up to k = 2^46), the sum is exact: integers in 128-bit arithmetic. Otherwise (float, bf16 or E8M0 operands) products are exact in
+  // double and summed in double in order k = 0, 1, ..., so that
+  // |error| <= gamma_k * sum |a_i b_i| with u = 2^-53. The output is rounded
+  // once (the exact sum is first rounded to odd at 53 bits, which makes the
+  // later rounding to any format of at most 51 bits correct).
+  fp64,
+  // The fast path: the operands decoded to float and Eigen's fp32 GEMM.
+  // Summation order unspecified; |error| <= gamma_k * sum |a_i b_i| with
+  // u = 2^-24 (products of operands with at most 12 significant bits, all but
+  // float's, are exact in float).
+  fp32,
+  // Each product exact, each addition rounded to nearest-even into the
+  // accumulator format, in order k = 0, 1, ..., k-1, starting from +0: the
+  // result is bit-reproducible. Overflow gives infinity, as in IEEE.
+  fp16,
+  bf16,
+  // NVIDIA's tensor-core accumulation, as the bit-level model of MMA-Sim
+  // (arXiv 2511.10909) describes Hopper's wgmma: see MatmulOptions and
+  // docs/tensor-core-model.md.
+  tensor_core,
+};
+
+const char* accumulator_name(Accumulator a);
+
+struct MatmulOptions {
+  Accumulator accumulator = Accumulator::fp32;
+  int tc_fraction_bits = 13;  // tensor_core: fraction bits kept after alignment (H100 FP8: 13)
+  int promote_every = 0;      // tensor_core: products per promotion into fp32 (0: never; DeepSeek-V3: 128)
+  float scale_a = 1.0f, scale_b = 1.0f;
+  lplab::Round round = lplab::Round::nearest_even;  // rounding of the output
+  lplab::Overflow overflow = lplab::Overflow::ieee;
+  // Added around the fields:
+  // tensor_core: products per instruction block (0: 32 for operands of 8 bits
+  // or fewer, 16 otherwise, as Hopper's wgmma consumes k).
+  int tc_block = 0;
+  // Round::stochastic output: element i of C uses stochastic_bits(seed, i).
+  std::uint64_t seed = 0;
+};
+
+namespace detail {
+
+// Operand values as integers times a power of two: every finite value of the
+// type is q * 2^quantum_exp with |q| < 2^magnitude_bits. `fixed` is false
+// where that takes too many bits to be useful (float, bf16, E8M0).
+struct OperandRange {
+  bool fixed = false;
+  int quantum_exp = 0;
+  int magnitude_bits = 0;
+  int storage_bits = 32;  // the operand format's width (the tensor-core block size depends on it)
+  int emin = -126;        // the exponent of the smallest normal value
+};
+
+template <class T>
+constexpr OperandRange operand_range() {
+  if constexpr (std::is_same_v<T, float>) {
+    return {};
+  } else {
+    using F = finfo<T>;
+    // numpy's conventions: 2^minexp is the smallest normal, max < 2^maxexp.
+    const int quantum = F::has_subnormals ? F::minexp - F::nmant : F::minexp;
+    const int bits = F::maxexp - quantum;
+    return {bits <= 48, quantum, bits, F::bits, F::minexp};
+  }
+}
+
+struct MatmulProblem {
+  std::size_t m, n, k;
+  const float* a;  // m x k, row-major, exact operand values
+  const float* b;  // k x n, row-major
+  OperandRange ra, rb;
+};
+
+// Checks sizes, pointers and options; throws std::invalid_argument.
+void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, const void* b,
+                  const void* c, const MatmulOptions& options, const OperandRange& ra,
+                  const OperandRange& rb);
+
+// The accumulated sums, before the scales and the output rounding: for fp64
+// the exact sum rounded to odd at 53 bits (or the double sum), otherwise the
+// accumulator's value.
+void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& options, double* out);
+
+template <class T>
+std::vector<float> decode_operand(const T* x, std::size_t n) {
+  std::vector<float> out(n);
+  if constexpr (std::is_same_v<T, float>) {
+    std::copy(x, x + n, out.begin());
+  } else {
+    convert(std::span<const T>(x, n), std::span<float>(out));  // exact
+  }
+  return out;
+}
+
+}  // namespace detail
+
+// Row-major C[m x n] = scale_a * scale_b * A[m x k] * B[k x n]. Throws
+// std::invalid_argument for a null pointer with a nonzero size, a size whose
+// element count overflows, or options out of range — before any work.
+template <class TA, class TB, class TC>
+void matmul(std::size_t m, std::size_t n, std::size_t k, const TA* a, const TB* b, TC* c,
+            const MatmulOptions& options = {}) {
+  detail::check_matmul(m, n, k, a, b, c, options, detail::operand_range<TA>(),
+                       detail::operand_range<TB>());
+  if (m == 0 || n == 0) return;
+  const std::vector<float> fa = detail::decode_operand(a, m * k);
+  const std::vector<float> fb = detail::decode_operand(b, k * n);
+  std::vector<double> sum(m * n);
+  detail::matmul_accumulate({m, n, k, fa.data(), fb.data(), detail::operand_range<TA>(),
+                             detail::operand_range<TB>()},
+                            options, sum.data());
+  // The scales: exact for powers of two (MX scales, 1); otherwise one more
+  // rounding of the sum, in double.
+  const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b);
+  for (std::size_t i = 0; i < m * n; ++i) {
+    const double v = scale == 1.0 ? sum[i] : sum[i] * scale;
+    const std::uint32_t random =
+        options.round == Round::stochastic ? stochastic_bits(options.seed, i) : 0;
+    c[i] = lplab::convert<TC>(v, options.round, options.overflow, nullptr, random);
+  }
+}
+
+}  // namespace lplab::kernels

@@ -1,0 +1,206 @@
+// The accumulators of lplab::kernels::matmul (lplab/kernels/matmul.h). The
+// tensor-core model is in tensor_core.cpp.
+#include "lplab/kernels/matmul.h"
+
+#include <Eigen/Core>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "tensor_core.h"
+
+namespace lplab::kernels {
+
+const char* accumulator_name(Accumulator a) {
+  switch (a) {
+    case Accumulator::fp64: return "fp64";
+    case Accumulator::fp32: return "fp32";
+    case Accumulator::fp16: return "fp16";
+    case Accumulator::bf16: return "bf16";
+    case Accumulator::tensor_core: return "tensor_core";
+  }
+  return "?";
+}
+
+namespace detail {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("matmul: " + what); }
+
+// x rounded to odd at double's 53 bits, given x = hi + lo exactly with
+// hi = fl(x): if lo is nonzero, x lies strictly between hi and its neighbour
+// toward lo, and of those two the one with an odd significand is the result.
+// A later rounding to at most 51 bits is then the correct rounding of x.
+double round_to_odd(double hi, double lo) {
+  if (lo == 0 || !std::isfinite(hi)) return hi;
+  if ((std::bit_cast<std::uint64_t>(hi) & 1) != 0) return hi;
+  return std::nextafter(hi, lo > 0 ? std::numeric_limits<double>::infinity()
+                                   : -std::numeric_limits<double>::infinity());
+}
+
+// A 128-bit integer times 2^exp, rounded to odd at 53 bits.
+double int128_to_double_odd(__int128 v, int exp) {
+  if (v == 0) return 0.0;  // an exact zero sum is +0
+  const bool neg = v < 0;
+  unsigned __int128 mag = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  const int width = 128 - (static_cast<std::uint64_t>(mag >> 64) != 0
+                               ? std::countl_zero(static_cast<std::uint64_t>(mag >> 64))
+                               : 64 + std::countl_zero(static_cast<std::uint64_t>(mag)));
+  int shift = width > 53 ? width - 53 : 0;
+  std::uint64_t sig;
+  if (shift > 0) {
+    const bool sticky = (mag & ((static_cast<unsigned __int128>(1) << shift) - 1)) != 0;
+    sig = static_cast<std::uint64_t>(mag >> shift) | (sticky ? 1u : 0u);
+  } else {
+    sig = static_cast<std::uint64_t>(mag);
+  }
+  const double d = std::ldexp(static_cast<double>(sig), exp + shift);  // exact: sig < 2^53
+  return neg ? -d : d;
+}
+
+int bit_width(std::size_t k) { return static_cast<int>(std::bit_width(k)); }
+
+// fp64, exact: operands as integers in units of their quantum; each product
+// is exact in 128 bits and so is the sum (check_matmul-independent: the caller
+// checked that ra + rb + bit_width(k) <= 126).
+void accumulate_fixed(const MatmulProblem& p, double* out) {
+  const std::size_t m = p.m, n = p.n, k = p.k;
+  std::vector<std::int64_t> ai(m * k), bt(n * k);  // B transposed: column j contiguous
+  std::vector<char> row_special(m, 0), col_special(n, 0);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t t = 0; t < k; ++t) {
+      const float x = p.a[i * k + t];
+      if (!std::isfinite(x)) row_special[i] = 1;
+      else ai[i * k + t] = static_cast<std::int64_t>(std::ldexp(static_cast<double>(x), -p.ra.quantum_exp));
+    }
+  for (std::size_t t = 0; t < k; ++t)
+    for (std::size_t j = 0; j < n; ++j) {
+      const float x = p.b[t * n + j];
+      if (!std::isfinite(x)) col_special[j] = 1;
+      else bt[j * k + t] = static_cast<std::int64_t>(std::ldexp(static_cast<double>(x), -p.rb.quantum_exp));
+    }
+  const int exp = p.ra.quantum_exp + p.rb.quantum_exp;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (row_special[i] || col_special[j]) {
+        // An infinity or NaN in the row or column: the result is infinite or
+        // NaN whatever the order, and double arithmetic follows IEEE's rules.
+        double s = 0;
+        for (std::size_t t = 0; t < k; ++t)
+          s += static_cast<double>(p.a[i * k + t]) * static_cast<double>(p.b[t * n + j]);
+        out[i * n + j] = s;
+        continue;
+      }
+      const std::int64_t* ar = &ai[i * k];
+      const std::int64_t* bc = &bt[j * k];
+      __int128 s = 0;
+      for (std::size_t t = 0; t < k; ++t) s += static_cast<__int128>(ar[t]) * bc[t];
+      out[i * n + j] = int128_to_double_odd(s, exp);
+    }
+}
+
+// fp64 where the operands do not fit fixed point: products exact in double,
+// summed in double in order.
+void accumulate_double(const MatmulProblem& p, double* out) {
+  const std::size_t m = p.m, n = p.n, k = p.k;
+  for (std::size_t i = 0; i < m; ++i) {
+    double* row = out + i * n;
+    std::fill(row, row + n, 0.0);
+    for (std::size_t t = 0; t < k; ++t) {
+      const double a = p.a[i * k + t];
+      const float* b = p.b + t * n;
+      for (std::size_t j = 0; j < n; ++j) row[j] += a * static_cast<double>(b[j]);
+    }
+  }
+}
+
+void accumulate_fp32(const MatmulProblem& p, double* out) {
+  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Eigen::Map<const RowMajor> a(p.a, static_cast<Eigen::Index>(p.m), static_cast<Eigen::Index>(p.k));
+  const Eigen::Map<const RowMajor> b(p.b, static_cast<Eigen::Index>(p.k), static_cast<Eigen::Index>(p.n));
+  RowMajor c(static_cast<Eigen::Index>(p.m), static_cast<Eigen::Index>(p.n));
+  c.noalias() = a * b;
+  for (std::size_t i = 0; i < p.m * p.n; ++i) out[i] = c.data()[i];
+}
+
+// fp16/bf16: acc <- round_nearest_even_Acc(acc + a*b), exactly: the product
+// is exact in double, TwoSum gives acc + a*b = hi + lo exactly, and rounding
+// hi + lo to odd at 53 bits first makes the rounding into Acc correct.
+template <class Acc>
+void accumulate_narrow(const MatmulProblem& p, double* out) {
+  const std::size_t m = p.m, n = p.n, k = p.k;
+  std::vector<double> acc(n);
+  for (std::size_t i = 0; i < m; ++i) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (std::size_t t = 0; t < k; ++t) {
+      const double a = p.a[i * k + t];
+      const float* b = p.b + t * n;
+      for (std::size_t j = 0; j < n; ++j) {
+        const double prod = a * static_cast<double>(b[j]);
+        const double hi = acc[j] + prod;
+        // TwoSum (Knuth): the exact error of hi, for finite operands.
+        const double bb = hi - acc[j];
+        const double lo = (acc[j] - (hi - bb)) + (prod - bb);
+        const double v = std::isfinite(hi) ? round_to_odd(hi, lo) : hi;
+        acc[j] = static_cast<double>(lplab::convert<Acc>(v, Round::nearest_even, Overflow::ieee));
+      }
+    }
+    std::copy(acc.begin(), acc.end(), out + i * n);
+  }
+}
+
+}  // namespace
+
+void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, const void* b,
+                  const void* c, const MatmulOptions& o, const OperandRange& ra,
+                  const OperandRange& rb) {
+  constexpr std::size_t kMax = std::size_t{1} << 40;  // elements per operand: absurd beyond
+  auto count = [&](std::size_t r, std::size_t s, const char* name) {
+    if (r != 0 && s > kMax / r)
+      fail(std::string(name) + " has " + std::to_string(r) + " x " + std::to_string(s) +
+           " elements, more than 2^40");
+    return r * s;
+  };
+  if (count(m, k, "A") != 0 && a == nullptr) fail("A is null with m*k = " + std::to_string(m * k));
+  if (count(k, n, "B") != 0 && b == nullptr) fail("B is null with k*n = " + std::to_string(k * n));
+  if (count(m, n, "C") != 0 && c == nullptr) fail("C is null with m*n = " + std::to_string(m * n));
+  switch (o.accumulator) {
+    case Accumulator::fp64:
+    case Accumulator::fp32:
+    case Accumulator::fp16:
+    case Accumulator::bf16:
+    case Accumulator::tensor_core: break;
+    default: fail("unknown accumulator " + std::to_string(static_cast<int>(o.accumulator)));
+  }
+  if (o.accumulator == Accumulator::tensor_core) {
+    if (o.tc_fraction_bits < 1 || o.tc_fraction_bits > 48)
+      fail("tc_fraction_bits " + std::to_string(o.tc_fraction_bits) + " is outside [1, 48]");
+    if (o.tc_block < 0 || o.tc_block > 4096)
+      fail("tc_block " + std::to_string(o.tc_block) + " is outside [0, 4096]");
+    if (o.promote_every < 0) fail("promote_every " + std::to_string(o.promote_every) + " is negative");
+    const int block = tensor_core_block(o, ra, rb);
+    if (o.promote_every % block != 0)
+      fail("promote_every " + std::to_string(o.promote_every) + " is not a multiple of the " +
+           std::to_string(block) + "-product tensor-core block");
+  }
+}
+
+void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* out) {
+  switch (o.accumulator) {
+    case Accumulator::fp64:
+      if (p.ra.fixed && p.rb.fixed && p.ra.magnitude_bits + p.rb.magnitude_bits + bit_width(p.k) <= 126)
+        accumulate_fixed(p, out);
+      else
+        accumulate_double(p, out);
+      return;
+    case Accumulator::fp32: accumulate_fp32(p, out); return;
+    case Accumulator::fp16: accumulate_narrow<float16>(p, out); return;
+    case Accumulator::bf16: accumulate_narrow<bfloat16>(p, out); return;
+    case Accumulator::tensor_core: accumulate_tensor_core(p, o, out); return;
+  }
+}
+
+}  // namespace detail
+}  // namespace lplab::kernels

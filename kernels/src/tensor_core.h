@@ -1,0 +1,29 @@
+// The tensor-core accumulation model of Accumulator::tensor_core.
+#pragma once
+
+#include "lplab/kernels/matmul.h"
+
+namespace lplab::kernels::detail {
+
+// The parameters of one tensor-core accumulation chain, resolved from the
+// options and the operand formats.
+struct TensorCoreModel {
+  int block;             // products per instruction block
+  int fraction_bits;     // F: bits kept below the largest alignment exponent
+  int result_bits;       // significant bits of a block's output (min(F + 1, 24) for 8-bit inputs, 24 otherwise)
+  int promote_every;     // products per promotion into the fp32 accumulator (0: never)
+  int emin_a, emin_b;    // the operand formats' smallest normal exponents
+};
+
+TensorCoreModel tensor_core_model(const MatmulProblem& p, const MatmulOptions& o);
+// Products per block: tc_block, else 32 for operands of 8 bits or fewer, else 16.
+int tensor_core_block(const MatmulOptions& o, const OperandRange& ra, const OperandRange& rb);
+
+// One output: the dot product of a[0..k) and b[0..k) (b with stride `ldb`)
+// under the model.
+double tensor_core_dot(const TensorCoreModel& model, const float* a, const float* b,
+                       std::size_t ldb, std::size_t k);
+
+void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out);
+
+}  // namespace lplab::kernels::detail
