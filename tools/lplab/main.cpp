@@ -24,6 +24,12 @@ bool negative_special(std::string_view s) {
   return t == "inf" || t == "infinity" || t == "nan" || (t.starts_with("nan(") && t.ends_with(")"));
 }
 
+// CLI11's help text ends with a blank line; print it ending with one newline.
+void print_help(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::fputs((text + "\n").c_str(), stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,10 +89,12 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(static_cast<int>(args.size()), args.data());
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForHelp&) {
+    print_help(app.help());  // the selected subcommand's help, if one was named
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    print_help(app.help("", CLI::AppFormatMode::All));
+    return 0;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "lplab: error: %s\n", e.what());
     return 2;
