@@ -36,6 +36,7 @@ cleanup() {
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
     umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" 2>/dev/null || true
   done
+  if ((status == 130 || status == 143)); then echo "check-fresh-debian: interrupted; cleaning up" >&2; fi
   if [[ "${LPLAB_KEEP_ROOT:-0}" == 1 ]]; then
     echo "check-fresh-debian: root kept at $root"
   elif ! findmnt -rn -o TARGET | grep -q "^$root"; then
@@ -109,7 +110,7 @@ step() {
 }
 step main-job run.log "bash scripts/run.sh" || true
 if step tests test.log "LPLAB_SKIP_EXHAUSTIVE=1 bash scripts/test.sh"; then
-  grep -E "tests passed|tests failed|SKIPPED|Skipped|CUDA oracle headers" "$root/test.log" | sed 's/^/   | /' || true
+  grep -E "tests passed|tests failed|\(Skipped\)|CUDA oracle headers" "$root/test.log" | sed 's/^/   | /' || true
 fi
 
 if ((status == 0)); then
