@@ -5,8 +5,10 @@
 #   1. bash scripts/run.sh                          (the main job)
 #   2. LPLAB_SKIP_EXHAUSTIVE=1 bash scripts/test.sh (the tests, sweeps skipped)
 # It prints the time of each and exits non-zero if either fails. Run as root.
-# Everything it mounts is unmounted and the root removed on any exit, Ctrl-C
-# included (LPLAB_KEEP_ROOT=1 keeps the root for a look afterwards).
+# It runs in a mount namespace of its own (unshare), so what it mounts is never
+# seen by the rest of the machine and vanishes with it whatever happens, even
+# on SIGKILL; on any other exit, Ctrl-C or kill included, it also stops what
+# still runs in the root and removes the root (LPLAB_KEEP_ROOT=1 keeps it).
 #
 # The only thing carried over from this machine is its network trust: the CA
 # certificates added under /usr/local/share/ca-certificates (an intercepting
@@ -20,6 +22,13 @@ mirror=${LPLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 die() { echo "check-fresh-debian: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || die "run as root (debootstrap and chroot need it)"
+# Into a private mount namespace: on hosts where / and /dev are shared mounts
+# (systemd's default), a bind of /dev would otherwise carry our mounts back
+# into the host's /dev.
+if [[ "${LPLAB_FRESH_NAMESPACE:-}" != 1 ]]; then
+  command -v unshare >/dev/null || die "needs unshare (Debian package util-linux)"
+  LPLAB_FRESH_NAMESPACE=1 exec unshare --mount --propagation private -- bash "$0" "$@"
+fi
 git -C "$repo" rev-parse --verify -q HEAD >/dev/null || die "$repo is not a git checkout with a commit"
 if ! command -v debootstrap >/dev/null; then
   echo "== installing debootstrap"
@@ -28,21 +37,33 @@ if ! command -v debootstrap >/dev/null; then
 fi
 
 root=$(mktemp -d /var/tmp/lplab-fresh-debian.XXXXXX)
-mounts=()
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  # Unmount in reverse order; lazily if something still holds a mount.
-  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-    umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" 2>/dev/null || true
+# Every process whose root directory is the new root: what runs inside it.
+processes_in_root() {
+  local p
+  for p in /proc/[0-9]*; do
+    [[ "$(readlink "$p/root" 2>/dev/null)" == "$root" ]] && echo "${p#/proc/}"
   done
+  return 0
+}
+# Every mount point under the new root.
+mounted() { findmnt -rn -o TARGET | awk -v r="$root/" 'index($0, r) == 1'; }
+cleanup() {
+  local status=$? pids
+  trap - EXIT INT TERM
   if ((status == 130 || status == 143)); then echo "check-fresh-debian: interrupted; cleaning up" >&2; fi
+  pids=$(processes_in_root)
+  [[ -z "$pids" ]] || kill -9 $pids 2>/dev/null || true
+  # Everything mounted under the root (ours and debootstrap's), deepest first.
+  mounted | sort -r | while read -r m; do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  done
+  rm -f "$root.debootstrap.log"
   if [[ "${LPLAB_KEEP_ROOT:-0}" == 1 ]]; then
     echo "check-fresh-debian: root kept at $root"
-  elif ! findmnt -rn -o TARGET | grep -q "^$root"; then
-    rm -rf --one-file-system "$root"
-  else
+  elif [[ -n "$(mounted)" ]]; then
     echo "check-fresh-debian: something is still mounted under $root; not removing it" >&2
+  else
+    rm -rf --one-file-system "$root"
   fi
   exit "$status"
 }
@@ -51,10 +72,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 mount_into() {  # mount_into ARGS... TARGET
-  local target=${*: -1}
-  mkdir -p "$target"
+  mkdir -p "${*: -1}"
   mount "$@"
-  mounts+=("$target")
 }
 
 clock() { date +%s; }
@@ -62,8 +81,8 @@ took() { local s=$(($(clock) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); 
 
 echo "== debootstrap --variant=minbase $suite into $root"
 t=$(clock)
-debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$root.debootstrap.log" 2>&1 ||
-  { tail -20 "$root.debootstrap.log" >&2; rm -f "$root.debootstrap.log"; die "debootstrap failed"; }
+debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$root.debootstrap.log" 2>&1 &
+wait $! || { tail -20 "$root.debootstrap.log" >&2; die "debootstrap failed"; }
 rm -f "$root.debootstrap.log"
 echo "   clean root made in $(took "$t")"
 
@@ -98,7 +117,10 @@ step() {
   local name=$1 log=$2 command=$3 t
   echo "== $name: $command"
   t=$(clock)
-  if in_root bash -c "cd /root/lplab && $command" >"$root/$log" 2>&1; then
+  # In the background, waited for: a signal then interrupts the wait at once
+  # (bash defers traps while a foreground command runs).
+  in_root bash -c "cd /root/lplab && $command" >"$root/$log" 2>&1 &
+  if wait $!; then
     times[$name]=$(took "$t")
     echo "   PASSED in ${times[$name]}"
     return 0

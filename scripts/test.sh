@@ -31,9 +31,13 @@ build/pyenv/bin/pip install -q ml_dtypes==0.6.0 numpy >/dev/null 2>&1 ||
   echo "note: could not install ml_dtypes; the live finfo comparison will be skipped"
 
 cuda_dir=${LPLAB_CUDA_INCLUDE_DIR:-}
+# A toolkit counts when it has all the oracle needs: cuda_fp4.h (12.8+), the
+# crt/ headers and nv/target (CUDA 13 moved it under include/cccl/, which
+# cmake/CudaOracle.cmake then adds to the include path).
+usable() { [[ -f "$1/cuda_fp4.h" && -f "$1/crt/host_defines.h" && ( -f "$1/nv/target" || -f "$1/cccl/nv/target" ) ]]; }
 if [[ -z "$cuda_dir" ]]; then
   for d in "${CUDAToolkit_ROOT:-/nonexistent}/include" /usr/local/cuda/include; do
-    if [[ -f "$d/cuda_fp4.h" ]]; then cuda_dir=$d; break; fi
+    if usable "$d"; then cuda_dir=$d; break; fi
   done
 fi
 if [[ -z "$cuda_dir" ]]; then
@@ -43,13 +47,14 @@ if [[ -z "$cuda_dir" ]]; then
     exit 1
   }
   site=$(build/pyenv/bin/python3 -c 'import importlib.util, os; s = importlib.util.find_spec("nvidia"); print(list(s.submodule_search_locations)[0])')
+  # cp -a keeps the files' times: a second run does not rebuild the tests.
   rm -rf build/cuda-oracle && mkdir -p build/cuda-oracle
-  cp -r "$site/cuda_runtime/include" build/cuda-oracle/include
-  cp -r "$site/cuda_nvcc/include/crt" build/cuda-oracle/include/crt
-  cp -r "$site/cuda_cccl/include/nv" build/cuda-oracle/include/nv
+  cp -a "$site/cuda_runtime/include" build/cuda-oracle/include
+  cp -a "$site/cuda_nvcc/include/crt" build/cuda-oracle/include/crt
+  cp -a "$site/cuda_cccl/include/nv" build/cuda-oracle/include/nv
   cuda_dir=$PWD/build/cuda-oracle/include
 fi
-[[ -f "$cuda_dir/cuda_fp4.h" && -f "$cuda_dir/crt/host_defines.h" && -f "$cuda_dir/nv/target" ]] || {
+usable "$cuda_dir" || {
   echo "lplab: $cuda_dir lacks cuda_fp4.h, crt/host_defines.h or nv/target: the tests need CUDA 12.8 or later's headers" >&2
   exit 1
 }

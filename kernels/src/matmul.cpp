@@ -155,7 +155,7 @@ void accumulate_narrow(const MatmulProblem& p, double* out) {
 
 void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, const void* b,
                   const void* c, const MatmulOptions& o, const OperandRange& ra,
-                  const OperandRange& rb) {
+                  const OperandRange& rb, int output_precision) {
   constexpr std::size_t kMax = std::size_t{1} << 40;  // elements per operand: absurd beyond
   auto count = [&](std::size_t r, std::size_t s, const char* name) {
     if (r != 0 && s > kMax / r)
@@ -174,6 +174,9 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
     case Accumulator::tensor_core: break;
     default: fail("unknown accumulator " + std::to_string(static_cast<int>(o.accumulator)));
   }
+  if (o.accumulator == Accumulator::fp64 && o.round == Round::stochastic && output_precision > 21)
+    fail("stochastic rounding of the fp64 sum into a " + std::to_string(output_precision) +
+         "-bit output needs more than the 53 bits it keeps; use an output of at most 21 bits");
   if (o.accumulator == Accumulator::tensor_core) {
     if (o.tc_fraction_bits < 1 || o.tc_fraction_bits > 48)
       fail("tc_fraction_bits " + std::to_string(o.tc_fraction_bits) + " is outside [1, 48]");

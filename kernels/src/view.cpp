@@ -1,5 +1,6 @@
 #include "lplab/kernels/view.h"
 
+#include <cstdint>
 #include <string>
 
 namespace lplab::kernels {
@@ -25,11 +26,13 @@ std::string strides_text(std::span<const std::ptrdiff_t> strides) {
   return s + "]";
 }
 
-// numel of a shape, refusing one whose element count overflows size_t.
+// numel of a shape, refusing one whose element count (and so any offset into
+// it) does not fit ptrdiff_t.
 std::size_t checked_numel(std::span<const std::size_t> shape) {
+  constexpr std::size_t kMax = static_cast<std::size_t>(PTRDIFF_MAX);
   std::size_t n = 1;
   for (std::size_t s : shape) {
-    if (s != 0 && n > SIZE_MAX / s) detail::throw_view_error("shape " + detail::shape_text(shape) + " has too many elements");
+    if (s != 0 && n > kMax / s) detail::throw_view_error("shape " + detail::shape_text(shape) + " has too many elements");
     n *= s;
   }
   return n;

@@ -274,7 +274,17 @@ TEST(Matmul, bad_arguments_fail_before_any_work) {
                      MatmulOptions{.accumulator = static_cast<Accumulator>(99)});
             }).find("unknown accumulator 99"),
             std::string::npos);
+  EXPECT_NE(message([&] {
+              matmul(2, 2, 3, a.data(), b.data(), c.data(),
+                     MatmulOptions{.accumulator = Accumulator::fp64, .round = Round::stochastic});
+            }).find("stochastic rounding of the fp64 sum into a 24-bit output"),
+            std::string::npos);
   EXPECT_EQ(c, std::vector<float>(4, -1.0f));  // nothing written
+  // Into a narrow format stochastic output of the fp64 sum is fine.
+  std::vector<bfloat16> cb(4);
+  matmul(2, 2, 3, a.data(), b.data(), cb.data(),
+         MatmulOptions{.accumulator = Accumulator::fp64, .round = Round::stochastic, .seed = 1});
+  EXPECT_EQ(static_cast<float>(cb[0]), 3.0f);
 }
 
 TEST(Matmul, specials_propagate) {
@@ -461,7 +471,7 @@ TEST(TensorCore, fp8_accumulation_loss_at_k4096_and_promotion) {
   std::vector<float8_e4m3fn> a(m * k), b(k * n);
   for (auto& x : a) x = float8_e4m3fn(std::fabs(nd(rng)));
   for (auto& x : b) x = float8_e4m3fn(std::fabs(nd(rng)));
-  std::vector<double> exact(m * n);
+  std::vector<float> exact(m * n);  // the exact sum to float's 24 bits: plenty for percents
   std::vector<float> chain(m * n), promoted(m * n);
   matmul(m, n, k, a.data(), b.data(), exact.data(), MatmulOptions{.accumulator = Accumulator::fp64});
   matmul(m, n, k, a.data(), b.data(), chain.data(),

@@ -88,7 +88,8 @@ def main() -> int:
     # 4. NaN payloads (ml_dtypes' side; lplab's is pinned by the C++ test).
     snan = np.array([0x7FA00000], np.uint32).view(np.float32)
     qnan = np.array([0x7FC12345], np.uint32).view(np.float32)
-    for what, got, want in [("4. sNaN into bf16", code(snan.astype(m.bfloat16)), 0x7FC0),
+    for what, got, want in [("4. sNaN into fp16 (NumPy's)", code(snan.astype(np.float16)), 0x7D00),
+                            ("4. sNaN into bf16", code(snan.astype(m.bfloat16)), 0x7FC0),
                             ("4. qNaN payload into bf16", code(qnan.astype(m.bfloat16)), 0x7FC0),
                             ("4. sNaN into E5M2", code(snan.astype(m.float8_e5m2)), 0x7E)]:
         if got != want:
@@ -96,7 +97,7 @@ def main() -> int:
 
     for line in failures:
         print("MISMATCH", line)
-    print(f"{len(CONVERSIONS)} conversions through both sides, 7 ml_dtypes-only checks; "
+    print(f"{len(CONVERSIONS)} conversions through both sides, 8 ml_dtypes/NumPy-only checks; "
           f"ml_dtypes {m.__version__}: {len(failures)} mismatches")
     return 1 if failures else 0
 

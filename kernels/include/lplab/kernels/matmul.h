@@ -33,8 +33,9 @@ enum class Accumulator {
   fp64,
   // The fast path: the operands decoded to float and Eigen's fp32 GEMM.
   // Summation order unspecified; |error| <= gamma_k * sum |a_i b_i| with
-  // u = 2^-24 (products of operands with at most 12 significant bits, all but
-  // float's, are exact in float).
+  // u = 2^-24 while products and sums stay inside float's range (products of
+  // operands with at most 12 significant bits are exact in float unless they
+  // overflow or underflow it, as bf16 and E8M0 products can).
   fp32,
   // Each product exact, each addition rounded to nearest-even into the
   // accumulator format, in order k = 0, 1, ..., k-1, starting from +0: the
@@ -51,7 +52,7 @@ const char* accumulator_name(Accumulator a);
 
 struct MatmulOptions {
   Accumulator accumulator = Accumulator::fp32;
-  int tc_fraction_bits = 13;  // tensor_core: fraction bits kept after alignment (H100 FP8: 13)
+  int tc_fraction_bits = 13;  // tensor_core: fraction bits kept after alignment (H100 FP8: 13; H100 BF16/FP16: 25)
   int promote_every = 0;      // tensor_core: products per promotion into fp32 (0: never; DeepSeek-V3: 128)
   float scale_a = 1.0f, scale_b = 1.0f;
   lplab::Round round = lplab::Round::nearest_even;  // rounding of the output
@@ -61,6 +62,9 @@ struct MatmulOptions {
   // or fewer, 16 otherwise, as Hopper's wgmma consumes k).
   int tc_block = 0;
   // Round::stochastic output: element i of C uses stochastic_bits(seed, i).
+  // (With the fp64 accumulator the sum is kept to 53 bits, 32 more than a
+  // format of at most 21 bits needs, so stochastic output into float is
+  // refused there.)
   std::uint64_t seed = 0;
 };
 
@@ -100,7 +104,14 @@ struct MatmulProblem {
 // Checks sizes, pointers and options; throws std::invalid_argument.
 void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, const void* b,
                   const void* c, const MatmulOptions& options, const OperandRange& ra,
-                  const OperandRange& rb);
+                  const OperandRange& rb, int output_precision);
+
+// Significant bits of the output type.
+template <class T>
+constexpr int precision() {
+  if constexpr (std::is_same_v<T, float>) return 24;
+  else return finfo<T>::nmant + 1;
+}
 
 // The accumulated sums, before the scales and the output rounding: for fp64
 // the exact sum rounded to odd at 53 bits (or the double sum), otherwise the
@@ -126,8 +137,10 @@ std::vector<float> decode_operand(const T* x, std::size_t n) {
 template <class TA, class TB, class TC>
 void matmul(std::size_t m, std::size_t n, std::size_t k, const TA* a, const TB* b, TC* c,
             const MatmulOptions& options = {}) {
+  static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
+                "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
   detail::check_matmul(m, n, k, a, b, c, options, detail::operand_range<TA>(),
-                       detail::operand_range<TB>());
+                       detail::operand_range<TB>(), detail::precision<TC>());
   if (m == 0 || n == 0) return;
   const std::vector<float> fa = detail::decode_operand(a, m * k);
   const std::vector<float> fb = detail::decode_operand(b, k * n);
