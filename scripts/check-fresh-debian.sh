@@ -45,14 +45,35 @@ processes_in_root() {
   done
   return 0
 }
+# A process and all its descendants, killed (children first found, so none
+# is orphaned on the way).
+children_of() {  # from /proc, so that no procps is needed
+  local parent=$1 stat fields
+  for stat in /proc/[0-9]*/stat; do
+    fields=$(<"$stat") 2>/dev/null || continue
+    fields=${fields##*) }  # past "pid (comm) ": state, then the parent's pid
+    set -- $fields
+    [[ "${2:-}" == "$parent" ]] || continue
+    stat=${stat#/proc/}
+    echo "${stat%/stat}"
+  done
+}
+kill_tree() {
+  local child
+  for child in $(children_of "$1"); do kill_tree "$child"; done
+  kill -9 "$1" 2>/dev/null || true
+}
 # Every mount point under the new root.
 mounted() { findmnt -rn -o TARGET | awk -v r="$root/" 'index($0, r) == 1'; }
 cleanup() {
-  local status=$? pids
+  local status=$? pids pid
   trap - EXIT INT TERM
   if ((status == 130 || status == 143)); then echo "check-fresh-debian: interrupted; cleaning up" >&2; fi
+  # What this script started (debootstrap, chroot) and what runs in the root.
+  for pid in $(jobs -p); do kill_tree "$pid"; done
   pids=$(processes_in_root)
   [[ -z "$pids" ]] || kill -9 $pids 2>/dev/null || true
+  wait 2>/dev/null || true
   # Everything mounted under the root (ours and debootstrap's), deepest first.
   mounted | sort -r | while read -r m; do
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
@@ -63,7 +84,7 @@ cleanup() {
   elif [[ -n "$(mounted)" ]]; then
     echo "check-fresh-debian: something is still mounted under $root; not removing it" >&2
   else
-    rm -rf --one-file-system "$root"
+    rm -rf --one-file-system "$root" || echo "check-fresh-debian: could not remove all of $root" >&2
   fi
   exit "$status"
 }
