@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "exact_sum.h"
 #include "tensor_core.h"
 
 namespace lplab::kernels {
@@ -28,17 +29,6 @@ namespace detail {
 namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("matmul: " + what); }
-
-// x rounded to odd at double's 53 bits, given x = hi + lo exactly with
-// hi = fl(x): if lo is nonzero, x lies strictly between hi and its neighbour
-// toward lo, and of those two the one with an odd significand is the result.
-// A later rounding to at most 51 bits is then the correct rounding of x.
-double round_to_odd(double hi, double lo) {
-  if (lo == 0 || !std::isfinite(hi)) return hi;
-  if ((std::bit_cast<std::uint64_t>(hi) & 1) != 0) return hi;
-  return std::nextafter(hi, lo > 0 ? std::numeric_limits<double>::infinity()
-                                   : -std::numeric_limits<double>::infinity());
-}
 
 // A 128-bit integer times 2^exp, rounded to odd at 53 bits.
 double int128_to_double_odd(__int128 v, int exp) {
@@ -139,12 +129,8 @@ void accumulate_narrow(const MatmulProblem& p, double* out) {
       const float* b = p.b + t * n;
       for (std::size_t j = 0; j < n; ++j) {
         const double prod = a * static_cast<double>(b[j]);
-        const double hi = acc[j] + prod;
-        // TwoSum (Knuth): the exact error of hi, for finite operands.
-        const double bb = hi - acc[j];
-        const double lo = (acc[j] - (hi - bb)) + (prod - bb);
-        const double v = std::isfinite(hi) ? round_to_odd(hi, lo) : hi;
-        acc[j] = static_cast<double>(lplab::convert<Acc>(v, Round::nearest_even, Overflow::ieee));
+        acc[j] = static_cast<double>(
+            lplab::convert<Acc>(exact_sum_odd(acc[j], prod), Round::nearest_even, Overflow::ieee));
       }
     }
     std::copy(acc.begin(), acc.end(), out + i * n);

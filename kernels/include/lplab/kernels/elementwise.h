@@ -1,0 +1,228 @@
+// Elementwise ops and reductions on strided views, in every format:
+//
+//   View<const bfloat16> x(...); View<bfloat16> y(...);
+//   lplab::kernels::relu(x, y);                          // fp32 compute, rounded into bf16
+//   lplab::kernels::square_sqrt(x, y, {.compute = Compute::per_op});   // the lecture's chain
+//   lplab::kernels::map(chain, x, y, options);           // any chain of unary steps
+//   double s = lplab::kernels::sum(x, Accumulate::storage);   // bf16 after every add
+//
+// Every op reads its operands' exact values (decoding a format is exact),
+// computes in fp32 (or, for Compute::fp64, in double with the C library) and
+// rounds into the output's format with the caller's rounding and overflow
+// policy. Inputs and output may have any strides (a transposed view, a column
+// slice); elements are visited in the output's row-major index order. The
+// output may be the input itself (the same view) but must not partly overlap
+// an input.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "lplab/formats.h"
+#include "lplab/kernels/convert.h"
+#include "lplab/kernels/view.h"
+
+namespace lplab::kernels {
+
+enum class Unary {
+  identity,   // a cast: the value, rounded into the output format
+  relu,       // ops::Relu
+  gelu_tanh,  // ops::GeluTanh; fp32 tanh: Highway contrib/math Tanh (<= 4 ulp)
+  gelu_erf,   // ops::GeluErf; fp32 erf: the C library's erff (glibc: <= 1 ulp)
+  square,
+  sqrt,
+  rsqrt,      // 1 / sqrt(x), two correctly rounded fp32 operations
+  pow,        // x^param; fp32: the C library's powf (glibc: <= 1 ulp)
+  scale,      // param * x
+};
+
+enum class Binary {
+  add,   // a + b
+  mul,   // a * b
+  axpy,  // alpha * a + b, one rounding (fma)
+};
+
+const char* unary_name(Unary op);
+const char* binary_name(Binary op);
+
+// One step of a chain of unary ops; `param` is pow's exponent or scale's factor.
+struct Step {
+  Unary op = Unary::identity;
+  float param = 0.0f;
+};
+
+enum class Compute {
+  // fp32, rounded into the output format after every step: what a framework
+  // does op by op (x.square().sqrt() in bf16 rounds the square to bf16).
+  per_op,
+  // fp32 through the whole chain, rounded into the output format once: a
+  // fused kernel.
+  fused,
+  // The reference: the chain in double with the C library, rounded once.
+  fp64,
+};
+
+struct ElementwiseOptions {
+  Compute compute = Compute::per_op;
+  Round round = Round::nearest_even;
+  Overflow overflow = Overflow::ieee;
+  // Round::stochastic: the rounding after step s of the element with
+  // row-major index i uses stochastic_bits(seed + s, i).
+  std::uint64_t seed = 0;
+};
+
+// How a reduction accumulates.
+enum class Accumulate {
+  fp64,     // in double, in row-major order
+  fp32,     // in float, in row-major order
+  storage,  // in the input's own format, rounded to nearest-even after every
+            // add (shows swamping: ml_dtypes' bf16 sum of 10,000 U(0,1) is 256)
+};
+
+namespace detail {
+
+// A strided operand with its format, for the compiled entry points.
+struct Operand {
+  FormatId format;
+  const void* data;
+  Layout layout;
+};
+struct Output {
+  FormatId format;
+  void* data;
+  Layout layout;
+};
+
+template <class T>
+constexpr FormatId checked_format_id() {
+  constexpr FormatId id = format_id<std::remove_cv_t<T>>;
+  static_assert(id != FormatId::none,
+                "lplab::kernels elementwise ops take float or one of lplab's formats");
+  return id;
+}
+
+template <class T>
+Operand operand(const View<T>& v) {
+  return {checked_format_id<T>(), v.data(), v.layout()};
+}
+template <class T>
+Output output(const View<T>& v) {
+  static_assert(!std::is_const_v<T>, "the output view must be writable");
+  return {checked_format_id<T>(), v.data(), v.layout()};
+}
+
+void map_unary(std::span<const Step> chain, const Operand& x, const Output& y,
+               const ElementwiseOptions& options);
+void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, const Output& y,
+                const ElementwiseOptions& options);
+void triu(const Operand& x, const Output& y, std::ptrdiff_t diagonal);
+double reduce_sum(const Operand& x, Accumulate acc);
+double reduce_amax(const Operand& x);
+double round_to(FormatId format, double v);  // nearest-even, IEEE overflow
+
+}  // namespace detail
+
+// y = f_n(...f_1(x)) for the chain {f_1, ..., f_n} of at most 16 steps (an
+// empty chain casts). x and y have the same shape; throws
+// std::invalid_argument otherwise, before any work.
+template <class X, class Y>
+void map(std::span<const Step> chain, const View<X>& x, const View<Y>& y,
+         const ElementwiseOptions& options = {}) {
+  detail::map_unary(chain, detail::operand(x), detail::output(y), options);
+}
+template <class X, class Y>
+void map(std::initializer_list<Step> chain, const View<X>& x, const View<Y>& y,
+         const ElementwiseOptions& options = {}) {
+  map(std::span<const Step>(chain.begin(), chain.size()), x, y, options);
+}
+
+#define LPLAB_KERNELS_UNARY(name, op)                                                           \
+  template <class X, class Y>                                                                   \
+  void name(const View<X>& x, const View<Y>& y, const ElementwiseOptions& options = {}) {       \
+    const Step step{Unary::op, 0.0f};                                                           \
+    detail::map_unary(std::span<const Step>(&step, 1), detail::operand(x), detail::output(y), \
+                      options);                                                                 \
+  }
+LPLAB_KERNELS_UNARY(cast, identity)
+LPLAB_KERNELS_UNARY(relu, relu)
+LPLAB_KERNELS_UNARY(gelu_tanh, gelu_tanh)
+LPLAB_KERNELS_UNARY(gelu_erf, gelu_erf)
+LPLAB_KERNELS_UNARY(square, square)
+LPLAB_KERNELS_UNARY(sqrt, sqrt)
+LPLAB_KERNELS_UNARY(rsqrt, rsqrt)
+#undef LPLAB_KERNELS_UNARY
+
+template <class X, class Y>
+void pow(const View<X>& x, float p, const View<Y>& y, const ElementwiseOptions& options = {}) {
+  const Step step{Unary::pow, p};
+  detail::map_unary(std::span<const Step>(&step, 1), detail::operand(x), detail::output(y), options);
+}
+template <class X, class Y>
+void scale(const View<X>& x, float s, const View<Y>& y, const ElementwiseOptions& options = {}) {
+  const Step step{Unary::scale, s};
+  detail::map_unary(std::span<const Step>(&step, 1), detail::operand(x), detail::output(y), options);
+}
+
+// The lecture's x.square().sqrt(): |x| in exact arithmetic; with
+// Compute::per_op the square is rounded into the output format first (and
+// overflows or underflows there), with Compute::fused it is not.
+template <class X, class Y>
+void square_sqrt(const View<X>& x, const View<Y>& y, const ElementwiseOptions& options = {}) {
+  map({Step{Unary::square}, Step{Unary::sqrt}}, x, y, options);
+}
+
+// y = a op b for a, b and y of the same shape (a stride of 0 broadcasts).
+template <class A, class B, class Y>
+void add(const View<A>& a, const View<B>& b, const View<Y>& y, const ElementwiseOptions& options = {}) {
+  detail::map_binary(Binary::add, 0.0f, detail::operand(a), detail::operand(b), detail::output(y), options);
+}
+template <class A, class B, class Y>
+void mul(const View<A>& a, const View<B>& b, const View<Y>& y, const ElementwiseOptions& options = {}) {
+  detail::map_binary(Binary::mul, 0.0f, detail::operand(a), detail::operand(b), detail::output(y), options);
+}
+// out = alpha * x + y.
+template <class A, class B, class Y>
+void axpy(float alpha, const View<A>& x, const View<B>& y, const View<Y>& out,
+          const ElementwiseOptions& options = {}) {
+  detail::map_binary(Binary::axpy, alpha, detail::operand(x), detail::operand(y), detail::output(out),
+                     options);
+}
+
+// torch.triu: y = x on and above diagonal `diagonal` of the last two
+// dimensions (column - row >= diagonal), +0 below; an exact copy, so x and y
+// have the same format. Throws for rank < 2 or for E8M0, which has no zero.
+template <class X, class Y>
+void triu(const View<X>& x, const View<Y>& y, std::ptrdiff_t diagonal = 0) {
+  static_assert(std::is_same_v<std::remove_const_t<X>, Y>, "triu copies: x and y have one format");
+  detail::triu(detail::operand(x), detail::output(y), diagonal);
+}
+
+// Reductions over every element. The result is the accumulator's value
+// (exact in double): for Accumulate::storage a value of T, for fp32 a float.
+template <class X>
+double sum(const View<X>& x, Accumulate acc = Accumulate::fp32) {
+  return detail::reduce_sum(detail::operand(x), acc);
+}
+// sum / numel, the division in the accumulator's arithmetic (for
+// Accumulate::storage: in double, then rounded into T); NaN for an empty view.
+template <class X>
+double mean(const View<X>& x, Accumulate acc = Accumulate::fp32) {
+  const double n = static_cast<double>(x.numel());
+  const double s = detail::reduce_sum(detail::operand(x), acc);
+  switch (acc) {
+    case Accumulate::fp64: return s / n;
+    case Accumulate::fp32: return static_cast<float>(s) / static_cast<float>(n);
+    case Accumulate::storage: return detail::round_to(detail::checked_format_id<X>(), s / n);
+  }
+  return s / n;
+}
+// max |x| (exact: no rounding); NaN if any element is NaN; 0 for an empty view.
+template <class X>
+double amax(const View<X>& x) {
+  return detail::reduce_amax(detail::operand(x));
+}
+
+}  // namespace lplab::kernels

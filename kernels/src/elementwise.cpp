@@ -1,0 +1,508 @@
+// Elementwise ops and reductions (lplab/kernels/elementwise.h).
+//
+// The engine walks the output in row-major order, kChunk elements at a time:
+//   1. gather each operand's codes (any strides) into a contiguous buffer;
+//   2. decode them to float with the bulk conversion (exact);
+//   3. apply the ops to the float buffer with the SIMD kernels below
+//      (compiled once per Highway target, the same dispatch point as the
+//      conversion), rounding into the output format between steps for
+//      Compute::per_op (encode + decode through the bulk conversion);
+//   4. encode into the output format with the caller's policy and scatter.
+// Compute::fp64 replaces 3-4 by the ops::* functors in double and one
+// scalar lplab::convert per element.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "elementwise.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+#include "kernel_args.h"
+#include "lplab/kernels/elementwise.h"
+#include "lplab/kernels/ops.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lplab::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// x[0, n) in place; n is a multiple of 64 floats (the engine pads its
+// buffers), so every target runs whole vectors and the tail is treated as
+// the body is.
+template <class Op>
+HWY_ATTR void ScalarLoop(Op op, float* HWY_RESTRICT x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = op(x[i]);
+}
+
+HWY_ATTR void ApplyUnaryF32(Unary op, float param, float* HWY_RESTRICT x, std::size_t n) {
+  const hn::ScalableTag<float> d;
+  const std::size_t N = hn::Lanes(d);
+  auto each = [&](auto f) HWY_ATTR {
+    for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, x + i)), d, x + i);
+  };
+  switch (op) {
+    case Unary::identity: return;
+    case Unary::relu: {
+      const auto zero = hn::Zero(d);
+      each([&](auto v) HWY_ATTR { return hn::IfThenZeroElse(hn::Lt(v, zero), v); });
+      return;
+    }
+    case Unary::gelu_tanh: {
+      // ops::GeluTanh, operation for operation, with Highway's Tanh.
+      const auto k0 = hn::Set(d, 0.79788456080286535587989211986876f);
+      const auto k1 = hn::Set(d, 0.044715f);
+      const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
+      each([&](auto v) HWY_ATTR {
+        const auto u = hn::Mul(k0, hn::Add(v, hn::Mul(k1, hn::Mul(hn::Mul(v, v), v))));
+        return hn::Mul(hn::Mul(half, v), hn::Add(one, hn::Tanh(d, u)));
+      });
+      return;
+    }
+    case Unary::gelu_erf: ScalarLoop(ops::GeluErf{}, x, n); return;  // erff: no vector erf in Highway
+    case Unary::square: each([&](auto v) HWY_ATTR { return hn::Mul(v, v); }); return;
+    case Unary::sqrt: each([&](auto v) HWY_ATTR { return hn::Sqrt(v); }); return;
+    case Unary::rsqrt: {
+      const auto one = hn::Set(d, 1.0f);
+      each([&](auto v) HWY_ATTR { return hn::Div(one, hn::Sqrt(v)); });
+      return;
+    }
+    case Unary::pow: ScalarLoop(ops::Pow{param}, x, n); return;
+    case Unary::scale: {
+      const auto s = hn::Set(d, param);
+      each([&](auto v) HWY_ATTR { return hn::Mul(s, v); });
+      return;
+    }
+  }
+}
+
+// out = a op b on float buffers, n a multiple of 64.
+HWY_ATTR void ApplyBinaryF32(Binary op, float alpha, const float* HWY_RESTRICT a,
+                             const float* HWY_RESTRICT b, float* HWY_RESTRICT out, std::size_t n) {
+  const hn::ScalableTag<float> d;
+  const std::size_t N = hn::Lanes(d);
+  const auto al = hn::Set(d, alpha);
+  (void)al;  // unused where axpy falls back to std::fma
+  for (std::size_t i = 0; i < n; i += N) {
+    const auto va = hn::LoadU(d, a + i), vb = hn::LoadU(d, b + i);
+    switch (op) {
+      case Binary::add: hn::StoreU(hn::Add(va, vb), d, out + i); break;
+      case Binary::mul: hn::StoreU(hn::Mul(va, vb), d, out + i); break;
+      // MulAdd is a fused multiply-add where the target has one (AVX2, AVX-512,
+      // NEON); elsewhere fall back to the functor's std::fma, one rounding too.
+      case Binary::axpy:
+#if HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR
+        for (std::size_t j = 0; j < N; ++j) out[i + j] = ops::Axpy{alpha}(a[i + j], b[i + j]);
+#else
+        hn::StoreU(hn::MulAdd(al, va, vb), d, out + i);
+#endif
+        break;
+    }
+  }
+}
+
+}  // namespace lplab::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "exact_sum.h"
+#include "format_visit.h"
+
+namespace lplab::kernels {
+
+HWY_EXPORT(ApplyUnaryF32);
+HWY_EXPORT(ApplyBinaryF32);
+
+const char* unary_name(Unary op) {
+  switch (op) {
+    case Unary::identity: return "identity";
+    case Unary::relu: return "relu";
+    case Unary::gelu_tanh: return "gelu_tanh";
+    case Unary::gelu_erf: return "gelu_erf";
+    case Unary::square: return "square";
+    case Unary::sqrt: return "sqrt";
+    case Unary::rsqrt: return "rsqrt";
+    case Unary::pow: return "pow";
+    case Unary::scale: return "scale";
+  }
+  return "?";
+}
+
+const char* binary_name(Binary op) {
+  switch (op) {
+    case Binary::add: return "add";
+    case Binary::mul: return "mul";
+    case Binary::axpy: return "axpy";
+  }
+  return "?";
+}
+
+namespace detail {
+namespace {
+
+constexpr std::size_t kChunk = 4096;  // elements per pass: 16 KiB of floats, in L1
+constexpr std::size_t kPad = 64;      // the SIMD kernels run whole multiples of 64 floats
+constexpr std::size_t kMaxSteps = 16;
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
+
+std::size_t padded(std::size_t n) { return (n + kPad - 1) / kPad * kPad; }
+
+bool same_shape(const Layout& a, const Layout& b) {
+  return std::equal(a.shape().begin(), a.shape().end(), b.shape().begin(), b.shape().end());
+}
+
+// The element offsets of a layout in row-major index order, a run at a time
+// (an odometer over the shape, as View::for_each).
+class Cursor {
+ public:
+  explicit Cursor(const Layout& l) : l_(l), contiguous_(l.is_contiguous()) {}
+  bool contiguous() const { return contiguous_; }
+  std::ptrdiff_t position() const { return pos_; }  // row-major index of the next element (contiguous)
+  void next(std::size_t count, std::ptrdiff_t* out) {
+    if (contiguous_) {
+      for (std::size_t i = 0; i < count; ++i) out[i] = pos_ + static_cast<std::ptrdiff_t>(i);
+      pos_ += static_cast<std::ptrdiff_t>(count);
+      return;
+    }
+    const std::size_t r = l_.rank();
+    for (std::size_t i = 0; i < count; ++i) {
+      out[i] = off_;
+      for (std::size_t d = r; d-- > 0;) {
+        off_ += l_.stride(d);
+        if (++idx_[d] < l_.size(d)) break;
+        off_ -= l_.stride(d) * static_cast<std::ptrdiff_t>(idx_[d]);
+        idx_[d] = 0;
+      }
+    }
+  }
+  void skip(std::size_t count) { pos_ += static_cast<std::ptrdiff_t>(count); }
+
+ private:
+  const Layout& l_;
+  bool contiguous_;
+  std::ptrdiff_t pos_ = 0;
+  std::ptrdiff_t off_ = 0;
+  std::array<std::size_t, kMaxRank> idx_{};
+};
+
+// Copies `count` codes of `bytes` bytes each between strided and contiguous memory.
+void gather(const void* base, std::size_t bytes, const std::ptrdiff_t* off, std::size_t count, void* out) {
+  const auto* src = static_cast<const unsigned char*>(base);
+  auto* dst = static_cast<unsigned char*>(out);
+  for (std::size_t i = 0; i < count; ++i)
+    std::memcpy(dst + i * bytes, src + off[i] * static_cast<std::ptrdiff_t>(bytes), bytes);
+}
+void scatter(const void* in, std::size_t bytes, const std::ptrdiff_t* off, std::size_t count, void* base) {
+  const auto* src = static_cast<const unsigned char*>(in);
+  auto* dst = static_cast<unsigned char*>(base);
+  for (std::size_t i = 0; i < count; ++i)
+    std::memcpy(dst + off[i] * static_cast<std::ptrdiff_t>(bytes), src + i * bytes, bytes);
+}
+
+// One strided operand, read a chunk at a time as exact floats.
+class Reader {
+ public:
+  explicit Reader(const Operand& x)
+      : x_(x), bytes_(element_bytes(x.format)), cursor_(x.layout), codes_(kChunk * bytes_) {}
+  // The next `count` elements as floats into out.
+  void read(std::size_t count, float* out) {
+    const void* codes;
+    if (cursor_.contiguous()) {
+      codes = static_cast<const unsigned char*>(x_.data) + cursor_.position() * static_cast<std::ptrdiff_t>(bytes_);
+      cursor_.skip(count);
+    } else {
+      cursor_.next(count, offsets_.data());
+      gather(x_.data, bytes_, offsets_.data(), count, codes_.data());
+      codes = codes_.data();
+    }
+    bulk_convert(FormatId::float32, x_.format, codes, out, count, {});
+  }
+
+ private:
+  const Operand& x_;
+  std::size_t bytes_;
+  Cursor cursor_;
+  std::vector<unsigned char> codes_;
+  std::array<std::ptrdiff_t, kChunk> offsets_{};
+};
+
+// The output, written a chunk at a time from floats (or, for fp64, doubles).
+class Writer {
+ public:
+  Writer(const Output& y, const ElementwiseOptions& o)
+      : y_(y), o_(o), bytes_(element_bytes(y.format)), cursor_(y.layout), codes_(kChunk * bytes_) {}
+  // Rounds `count` floats into the format (stochastic draws: step `step`,
+  // first element `first`) and stores them.
+  void write(const float* in, std::size_t count, std::uint64_t first, std::size_t step) {
+    ConvertOptions c{.round = o_.round, .overflow = o_.overflow, .seed = o_.seed + step, .first_index = first};
+    bulk_convert(y_.format, FormatId::float32, in, target(count), count, c);
+    commit(count);
+  }
+  void write(const double* in, std::size_t count, std::uint64_t first, std::size_t step) {
+    void* out = target(count);
+    visit_format(y_.format, [&](auto t) {
+      using T = typename decltype(t)::type;
+      T* dst = static_cast<T*>(out);
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::uint32_t bits = o_.round == Round::stochastic ? stochastic_bits(o_.seed + step, first + i) : 0;
+        dst[i] = lplab::convert<T>(in[i], o_.round, o_.overflow, nullptr, bits);
+      }
+    });
+    commit(count);
+  }
+
+ private:
+  void* target(std::size_t count) {
+    if (cursor_.contiguous())
+      return static_cast<unsigned char*>(y_.data) + cursor_.position() * static_cast<std::ptrdiff_t>(bytes_);
+    cursor_.next(count, offsets_.data());
+    return codes_.data();
+  }
+  void commit(std::size_t count) {
+    if (cursor_.contiguous()) cursor_.skip(count);
+    else scatter(codes_.data(), bytes_, offsets_.data(), count, y_.data);
+  }
+  const Output& y_;
+  const ElementwiseOptions& o_;
+  std::size_t bytes_;
+  Cursor cursor_;
+  std::vector<unsigned char> codes_;
+  std::array<std::ptrdiff_t, kChunk> offsets_{};
+};
+
+// Rounds a float buffer into `format` and back, in place (Compute::per_op
+// between steps).
+void round_through(FormatId format, float* x, std::size_t count, const ElementwiseOptions& o,
+                   std::uint64_t first, std::size_t step, std::vector<unsigned char>& scratch) {
+  if (format == FormatId::float32) return;
+  ConvertOptions c{.round = o.round, .overflow = o.overflow, .seed = o.seed + step, .first_index = first};
+  bulk_convert(format, FormatId::float32, x, scratch.data(), count, c);
+  bulk_convert(FormatId::float32, format, scratch.data(), x, count, {});
+}
+
+double apply_double(const Step& s, double x) {
+  switch (s.op) {
+    case Unary::identity: return x;
+    case Unary::relu: return ops::Relu{}(x);
+    case Unary::gelu_tanh: return ops::GeluTanh{}(x);
+    case Unary::gelu_erf: return ops::GeluErf{}(x);
+    case Unary::square: return ops::Square{}(x);
+    case Unary::sqrt: return ops::Sqrt{}(x);
+    case Unary::rsqrt: return ops::Rsqrt{}(x);
+    case Unary::pow: return ops::Pow{s.param}(x);
+    case Unary::scale: return ops::Scale{s.param}(x);
+  }
+  return x;
+}
+
+double apply_double(Binary op, float alpha, double a, double b) {
+  switch (op) {
+    case Binary::add: return ops::Add{}(a, b);
+    case Binary::mul: return ops::Mul{}(a, b);
+    case Binary::axpy: return ops::Axpy{alpha}(a, b);
+  }
+  return a;
+}
+
+void check_options(const ElementwiseOptions& o) {
+  switch (o.compute) {
+    case Compute::per_op:
+    case Compute::fused:
+    case Compute::fp64: break;
+    default: fail("elementwise: unknown compute policy " + std::to_string(static_cast<int>(o.compute)));
+  }
+}
+
+void check_step(const Step& s) {
+  switch (s.op) {
+    case Unary::identity:
+    case Unary::relu:
+    case Unary::gelu_tanh:
+    case Unary::gelu_erf:
+    case Unary::square:
+    case Unary::sqrt:
+    case Unary::rsqrt: return;
+    case Unary::pow:
+    case Unary::scale:
+      if (std::isnan(s.param)) fail(std::string(unary_name(s.op)) + ": the parameter is NaN");
+      return;
+  }
+  fail("map: unknown unary op " + std::to_string(static_cast<int>(s.op)));
+}
+
+void check_shapes(const Layout& x, const Layout& y, const char* what) {
+  if (!same_shape(x, y))
+    fail(std::string(what) + ": input of shape " + shape_text(x.shape()) + " but output of shape " +
+         shape_text(y.shape()));
+}
+
+}  // namespace
+
+void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, const ElementwiseOptions& o) {
+  check_options(o);
+  if (chain.size() > kMaxSteps)
+    fail("map: a chain of " + std::to_string(chain.size()) + " steps; at most 16");
+  for (const Step& s : chain) check_step(s);
+  check_shapes(x.layout, y.layout, "map");
+  const std::size_t n = y.layout.numel();
+  Reader in(x);
+  Writer out(y, o);
+  std::vector<float> buf(padded(kChunk), 0.0f);
+  std::vector<double> dbuf(o.compute == Compute::fp64 ? kChunk : 0);
+  std::vector<unsigned char> scratch(kChunk * 4);
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t count = std::min(kChunk, n - first);
+    in.read(count, buf.data());
+    if (o.compute == Compute::fp64) {
+      for (std::size_t i = 0; i < count; ++i) {
+        double v = buf[i];
+        for (const Step& s : chain) v = apply_double(s, v);
+        dbuf[i] = v;
+      }
+      out.write(dbuf.data(), count, first, chain.empty() ? 0 : chain.size() - 1);
+      continue;
+    }
+    for (std::size_t s = 0; s < chain.size(); ++s) {
+      HWY_DISPATCH_TABLE(ApplyUnaryF32)[dispatch_index()](chain[s].op, chain[s].param, buf.data(), padded(count));
+      if (o.compute == Compute::per_op && s + 1 < chain.size())
+        round_through(y.format, buf.data(), count, o, first, s, scratch);
+    }
+    out.write(buf.data(), count, first, chain.empty() ? 0 : chain.size() - 1);
+  }
+}
+
+void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, const Output& y,
+                const ElementwiseOptions& o) {
+  check_options(o);
+  switch (op) {
+    case Binary::add:
+    case Binary::mul: break;
+    case Binary::axpy:
+      if (std::isnan(alpha)) fail("axpy: alpha is NaN");
+      break;
+    default: fail("unknown binary op " + std::to_string(static_cast<int>(op)));
+  }
+  check_shapes(a.layout, y.layout, binary_name(op));
+  check_shapes(b.layout, y.layout, binary_name(op));
+  const std::size_t n = y.layout.numel();
+  Reader ra(a), rb(b);
+  Writer out(y, o);
+  std::vector<float> fa(padded(kChunk), 0.0f), fb(padded(kChunk), 0.0f), fc(padded(kChunk), 0.0f);
+  std::vector<double> dbuf(o.compute == Compute::fp64 ? kChunk : 0);
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t count = std::min(kChunk, n - first);
+    ra.read(count, fa.data());
+    rb.read(count, fb.data());
+    if (o.compute == Compute::fp64) {
+      for (std::size_t i = 0; i < count; ++i) dbuf[i] = apply_double(op, alpha, fa[i], fb[i]);
+      out.write(dbuf.data(), count, first, 0);
+      continue;
+    }
+    HWY_DISPATCH_TABLE(ApplyBinaryF32)[dispatch_index()](op, alpha, fa.data(), fb.data(), fc.data(), padded(count));
+    out.write(fc.data(), count, first, 0);
+  }
+}
+
+void triu(const Operand& x, const Output& y, std::ptrdiff_t diagonal) {
+  check_shapes(x.layout, y.layout, "triu");
+  if (x.format != y.format) fail("triu: input and output formats differ");
+  if (y.layout.rank() < 2) fail("triu: needs at least 2 dimensions, got " + shape_text(y.layout.shape()));
+  if (y.format == FormatId::float8_e8m0fnu) fail("triu: float8_e8m0fnu has no zero");
+  const std::size_t bytes = element_bytes(y.format);
+  const std::size_t r = y.layout.rank();
+  const std::size_t rows = y.layout.size(r - 2), cols = y.layout.size(r - 1);
+  const std::size_t n = y.layout.numel();
+  Cursor cx(x.layout), cy(y.layout);
+  std::vector<std::ptrdiff_t> ox(kChunk), oy(kChunk);
+  std::vector<unsigned char> codes(kChunk * bytes);
+  const auto* src = static_cast<const unsigned char*>(x.data);
+  auto* dst = static_cast<unsigned char*>(y.data);
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t count = std::min(kChunk, n - first);
+    cx.next(count, ox.data());
+    cy.next(count, oy.data());
+    // Gather all of the chunk first, so that y may be x itself.
+    gather(src, bytes, ox.data(), count, codes.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t e = first + i;
+      const auto col = static_cast<std::ptrdiff_t>(e % cols);
+      const auto row = static_cast<std::ptrdiff_t>(e / cols % rows);
+      if (col - row < diagonal) std::memset(codes.data() + i * bytes, 0, bytes);  // +0 is code 0 in every format with a zero
+    }
+    scatter(codes.data(), bytes, oy.data(), count, dst);
+  }
+}
+
+double reduce_sum(const Operand& x, Accumulate acc) {
+  if (acc != Accumulate::fp64 && acc != Accumulate::fp32 && acc != Accumulate::storage)
+    fail("sum: unknown accumulation " + std::to_string(static_cast<int>(acc)));
+  const std::size_t n = x.layout.numel();
+  Reader in(x);
+  std::vector<float> buf(kChunk);
+  double s64 = 0;
+  float s32 = 0;
+  double sst = 0;  // a value of the format
+  const FormatId f = x.format;
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t count = std::min(kChunk, n - first);
+    in.read(count, buf.data());
+    switch (acc) {
+      case Accumulate::fp64:
+        for (std::size_t i = 0; i < count; ++i) s64 += buf[i];
+        break;
+      case Accumulate::fp32:
+        for (std::size_t i = 0; i < count; ++i) s32 += buf[i];
+        break;
+      case Accumulate::storage:
+        visit_format(f, [&](auto t) {
+          using T = typename decltype(t)::type;
+          for (std::size_t i = 0; i < count; ++i)
+            sst = static_cast<double>(lplab::convert<T>(exact_sum_odd(sst, buf[i]), Round::nearest_even, Overflow::ieee));
+        });
+        break;
+    }
+  }
+  switch (acc) {
+    case Accumulate::fp64: return s64;
+    case Accumulate::fp32: return s32;
+    case Accumulate::storage:
+      // An empty sum is +0, which E8M0 cannot hold: its nearest-even rounding is NaN.
+      return n == 0 ? round_to(f, 0.0) : sst;
+  }
+  fail("sum: unknown accumulation " + std::to_string(static_cast<int>(acc)));
+}
+
+double reduce_amax(const Operand& x) {
+  const std::size_t n = x.layout.numel();
+  Reader in(x);
+  std::vector<float> buf(kChunk);
+  float m = 0;
+  bool nan = false;
+  for (std::size_t first = 0; first < n; first += kChunk) {
+    const std::size_t count = std::min(kChunk, n - first);
+    in.read(count, buf.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      nan |= std::isnan(buf[i]);
+      m = std::max(m, std::fabs(buf[i]));
+    }
+  }
+  return nan ? std::numeric_limits<double>::quiet_NaN() : m;
+}
+
+double round_to(FormatId format, double v) {
+  return visit_format(format, [&](auto t) {
+    using T = typename decltype(t)::type;
+    return static_cast<double>(lplab::convert<T>(v, Round::nearest_even, Overflow::ieee));
+  });
+}
+
+}  // namespace detail
+}  // namespace lplab::kernels
+#endif  // HWY_ONCE

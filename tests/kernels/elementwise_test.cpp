@@ -1,0 +1,416 @@
+// Elementwise ops and reductions (lplab/kernels/elementwise.h) on every SIMD
+// target:
+//  - the ops whose fp32 result is correctly rounded (relu, square, sqrt,
+//    rsqrt, scale, add, mul, axpy) bit for bit against a plain scalar loop
+//    over the functors, rounded with the scalar core, for every policy;
+//  - gelu (both forms) and pow against the C library in double, within the
+//    stated error bounds;
+//  - known values, the per-op / fused / fp64 difference of x.square().sqrt(),
+//    strided views against their contiguous copies, triu, the reductions
+//    (ml_dtypes' bf16 sum of 10,000 U(0,1): 256) and bad input.
+#include "lplab/kernels/elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lplab/kernels/ops.h"
+#include "lplab/kernels/targets.h"
+
+namespace lplab::kernels {
+namespace {
+
+// Every finite and non-finite code of a narrow format, or random floats of
+// every magnitude (random bit patterns) for float; n of them, repeating.
+template <class T>
+std::vector<T> sample(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<T> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, float>) {
+      out[i] = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+    } else {
+      constexpr std::uint64_t codes = std::uint64_t{1} << finfo<T>::bits;
+      out[i] = T::from_bits(codes <= n ? i % codes : rng() % codes);
+    }
+  }
+  return out;
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (std::isnan(a) && std::isnan(b)) return true;
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  } else {
+    if (isnan(a) && isnan(b)) return true;
+    return a.bits() == b.bits();
+  }
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no std::invalid_argument";
+  return {};
+}
+
+// Runs body once per SIMD target this CPU and build have.
+template <class F>
+void on_every_target(F&& body) {
+  for (const SimdTarget& t : simd_targets()) {
+    ScopedSimdTarget pin(t.id);
+    SCOPED_TRACE(t.name);
+    body();
+  }
+}
+
+constexpr Round kRounds[] = {Round::nearest_even, Round::toward_zero, Round::upward,
+                             Round::downward, Round::nearest_away, Round::stochastic};
+
+// The exact ops: y[i] = round_T(f(float(x[i]))) — one scalar loop, one rounding
+// by the scalar core, the same stochastic draw (seed + 0, i).
+template <class T, class F>
+void check_exact_unary(Unary op, float param, F f) {
+  const std::size_t n = 9000;  // more than two chunks, not a multiple of a vector
+  const auto x = sample<T>(n, 7);
+  std::vector<T> y(n);
+  for (Round r : kRounds)
+    for (Overflow o : {Overflow::ieee, Overflow::saturate}) {
+      on_every_target([&] {
+        const Step step{op, param};
+        map({step}, View<const T>(x.data(), {n}), View<T>(y.data(), {n}),
+            {.compute = Compute::fused, .round = r, .overflow = o, .seed = 11});
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::uint32_t bits = r == Round::stochastic ? stochastic_bits(11, i) : 0;
+          const T want = lplab::convert<T>(f(static_cast<float>(x[i])), r, o, nullptr, bits);
+          ASSERT_TRUE(same_bits(y[i], want))
+              << unary_name(op) << " of " << static_cast<float>(x[i]) << " gave " << static_cast<double>(y[i])
+              << ", want " << static_cast<double>(want) << " (rounding " << static_cast<int>(r) << ")";
+        }
+      });
+    }
+}
+
+template <class T>
+class ElementwiseTyped : public ::testing::Test {};
+using Formats = ::testing::Types<float, float16, bfloat16, float8_e4m3fn, float8_e5m2, float6_e2m3fn,
+                                 float4_e2m1fn, float8_e4m3fnuz, float8_e8m0fnu>;
+TYPED_TEST_SUITE(ElementwiseTyped, Formats);
+
+TYPED_TEST(ElementwiseTyped, correctly_rounded_unary_ops_match_a_scalar_loop) {
+  using T = TypeParam;
+  check_exact_unary<T>(Unary::identity, 0, [](float v) { return v; });
+  check_exact_unary<T>(Unary::relu, 0, ops::Relu{});
+  check_exact_unary<T>(Unary::square, 0, ops::Square{});
+  check_exact_unary<T>(Unary::sqrt, 0, ops::Sqrt{});
+  check_exact_unary<T>(Unary::rsqrt, 0, ops::Rsqrt{});
+  check_exact_unary<T>(Unary::scale, -0.375f, ops::Scale{-0.375f});
+}
+
+TYPED_TEST(ElementwiseTyped, binary_ops_match_a_scalar_loop) {
+  using T = TypeParam;
+  const std::size_t n = 9000;
+  const auto a = sample<T>(n, 3);
+  auto b = sample<T>(n, 4);
+  std::mt19937 rng(5);
+  std::shuffle(b.begin(), b.end(), rng);
+  std::vector<T> y(n);
+  for (Round r : {Round::nearest_even, Round::upward, Round::stochastic}) {
+    on_every_target([&] {
+      const View<const T> va(a.data(), {n}), vb(b.data(), {n});
+      const View<T> vy(y.data(), {n});
+      const ElementwiseOptions opt{.round = r, .seed = 3};
+      auto check = [&](const char* what, auto f) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::uint32_t bits = r == Round::stochastic ? stochastic_bits(3, i) : 0;
+          const T want = lplab::convert<T>(f(static_cast<float>(a[i]), static_cast<float>(b[i])), r,
+                                           Overflow::ieee, nullptr, bits);
+          ASSERT_TRUE(same_bits(y[i], want)) << what << " at " << i << ": " << static_cast<float>(a[i])
+                                              << ", " << static_cast<float>(b[i]);
+        }
+      };
+      add(va, vb, vy, opt);
+      check("add", ops::Add{});
+      mul(va, vb, vy, opt);
+      check("mul", ops::Mul{});
+      axpy(1.5f, va, vb, vy, opt);
+      check("axpy", ops::Axpy{1.5f});
+    });
+  }
+}
+
+// Compute::per_op rounds between steps (draw seed + step), fused does not,
+// fp64 computes in double.
+TYPED_TEST(ElementwiseTyped, square_sqrt_per_op_rounds_the_square) {
+  using T = TypeParam;
+  const std::size_t n = 5000;
+  const auto x = sample<T>(n, 9);
+  std::vector<T> per(n), fused(n), exact(n);
+  for (Round r : {Round::nearest_even, Round::stochastic}) {
+    on_every_target([&] {
+      square_sqrt(View<const T>(x.data(), {n}), View<T>(per.data(), {n}), {.compute = Compute::per_op, .round = r, .seed = 5});
+      square_sqrt(View<const T>(x.data(), {n}), View<T>(fused.data(), {n}), {.compute = Compute::fused, .round = r, .seed = 5});
+      square_sqrt(View<const T>(x.data(), {n}), View<T>(exact.data(), {n}), {.compute = Compute::fp64, .round = r, .seed = 5});
+      for (std::size_t i = 0; i < n; ++i) {
+        const float v = static_cast<float>(x[i]);
+        auto bits = [&](std::uint64_t s) { return r == Round::stochastic ? stochastic_bits(5 + s, i) : 0u; };
+        const T sq = lplab::convert<T>(v * v, r, Overflow::ieee, nullptr, bits(0));
+        const T want_per = lplab::convert<T>(std::sqrt(static_cast<float>(sq)), r, Overflow::ieee, nullptr, bits(1));
+        const T want_fused = lplab::convert<T>(std::sqrt(v * v), r, Overflow::ieee, nullptr, bits(1));
+        const double dv = v;
+        const T want_exact = lplab::convert<T>(std::sqrt(dv * dv), r, Overflow::ieee, nullptr, bits(1));
+        ASSERT_TRUE(same_bits(per[i], want_per)) << v;
+        ASSERT_TRUE(same_bits(fused[i], want_fused)) << v;
+        ASSERT_TRUE(same_bits(exact[i], want_exact)) << v;
+      }
+    });
+  }
+}
+
+// The rounding policy's effect, on values where the three policies differ.
+TEST(Elementwise, square_sqrt_figures) {
+  // fp16: 300^2 = 90000 overflows fp16 (max 65504) when rounded after the square.
+  const float16 x16[] = {float16(300.0f), float16(-2.0f)};
+  float16 y16[2];
+  square_sqrt(View<const float16>(x16, {2}), View<float16>(y16, {2}), {.compute = Compute::per_op});
+  EXPECT_TRUE(isinf(y16[0]));
+  EXPECT_EQ(static_cast<float>(y16[1]), 2.0f);
+  square_sqrt(View<const float16>(x16, {2}), View<float16>(y16, {2}), {.compute = Compute::fused});
+  EXPECT_EQ(static_cast<float>(y16[0]), 300.0f);
+  // bf16: 1e-30 squared is 1e-60, below float's and bf16's smallest
+  // subnormal: 0 per op and fused (fp32 underflows too); fp64 keeps it.
+  const bfloat16 xb[] = {bfloat16(1e-30f)};
+  bfloat16 yb[1];
+  square_sqrt(View<const bfloat16>(xb, {1}), View<bfloat16>(yb, {1}), {.compute = Compute::fused});
+  EXPECT_EQ(static_cast<float>(yb[0]), 0.0f);
+  square_sqrt(View<const bfloat16>(xb, {1}), View<bfloat16>(yb, {1}), {.compute = Compute::fp64});
+  EXPECT_EQ(yb[0].bits(), xb[0].bits());
+  // E4M3: 0.009765625 = 5 * 2^-9 squared is below E4M3's smallest subnormal 2^-9.
+  const float8_e4m3fn x8[] = {float8_e4m3fn(0.01f)};
+  float8_e4m3fn y8[1];
+  EXPECT_EQ(static_cast<float>(x8[0]), 0.009765625f);
+  square_sqrt(View<const float8_e4m3fn>(x8, {1}), View<float8_e4m3fn>(y8, {1}), {.compute = Compute::per_op});
+  EXPECT_EQ(static_cast<float>(y8[0]), 0.0f);
+  square_sqrt(View<const float8_e4m3fn>(x8, {1}), View<float8_e4m3fn>(y8, {1}), {.compute = Compute::fused});
+  EXPECT_EQ(static_cast<float>(y8[0]), 0.009765625f);
+}
+
+// gelu and pow against the C library in double. Bounds: the fp32 paths
+// compute 0.5x(1 + t) with t = tanh (Highway, <= 4 ulp) or erf (erff, <= 1
+// ulp, glibc) of an argument itself rounded a few times; 1 + t cancels for
+// x < 0, so the bound is absolute in |x|: |y - ref| <= 16 ulp(ref) + |x| 2^-20.
+TEST(Elementwise, gelu_and_pow_within_their_bounds_of_fp64) {
+  const std::size_t n = 200001;
+  std::vector<float> x(n), y(n), ref(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = -10.0f + 20.0f * static_cast<float>(i) / (n - 1);
+  x[0] = 0.0f;
+  const View<const float> vx(x.data(), {n});
+  for (Unary op : {Unary::gelu_tanh, Unary::gelu_erf}) {
+    on_every_target([&] {
+      map({Step{op}}, vx, View<float>(y.data(), {n}), {.compute = Compute::fused});
+      map({Step{op}}, vx, View<float>(ref.data(), {n}), {.compute = Compute::fp64});
+      double worst = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double exact = op == Unary::gelu_tanh ? ops::GeluTanh{}(static_cast<double>(x[i]))
+                                                    : ops::GeluErf{}(static_cast<double>(x[i]));
+        ASSERT_EQ(ref[i], static_cast<float>(exact)) << "fp64 compute is the double functor, rounded once";
+        const double ulp = std::ldexp(1.0, std::ilogb(std::max(std::fabs(exact), 1e-38)) - 23);
+        const double bound = 16 * ulp + std::fabs(x[i]) * 0x1p-20;
+        const double err = std::fabs(y[i] - exact);
+        worst = std::max(worst, err / bound);
+        ASSERT_LE(err, bound) << unary_name(op) << "(" << x[i] << ") = " << y[i] << ", exact " << exact;
+      }
+      EXPECT_GT(worst, 0.0) << "the fp32 path is not the fp64 one";
+    });
+  }
+  // The two forms differ by ~1e-3 near |x| = 2: a swapped form would fail above.
+  float g[2];
+  const float one[2] = {1.0f, -1.0f};
+  gelu_erf(View<const float>(one, {2}), View<float>(g, {2}));
+  EXPECT_NEAR(g[0], 0.8413447460685429, 1e-7);
+  EXPECT_NEAR(g[1], -0.15865525393145707, 1e-7);
+  gelu_tanh(View<const float>(one, {2}), View<float>(g, {2}));
+  EXPECT_NEAR(g[0], 0.8411919906082768, 1e-7);
+  EXPECT_NEAR(g[1], -0.15880800939172324, 1e-7);
+  // pow: powf (glibc: correctly rounded in practice, <= 1 ulp documented).
+  for (float p : {2.0f, 0.5f, -1.5f, 3.25f}) {
+    pow(vx, p, View<float>(y.data(), {n}));
+    for (std::size_t i = 0; i < n; ++i) {
+      const double exact = std::pow(static_cast<double>(x[i]), static_cast<double>(p));
+      if (std::isnan(exact)) {
+        ASSERT_TRUE(std::isnan(y[i])) << x[i] << "^" << p;
+        continue;
+      }
+      if (std::isinf(exact)) {
+        ASSERT_EQ(y[i], static_cast<float>(exact));
+        continue;
+      }
+      const double ulp = std::ldexp(1.0, std::ilogb(std::max(std::fabs(exact), 1e-38)) - 23);
+      ASSERT_LE(std::fabs(y[i] - exact), ulp) << x[i] << "^" << p;
+    }
+  }
+}
+
+TEST(Elementwise, relu_values) {
+  const float x[] = {-1.5f, -0.0f, 0.0f, 2.5f, std::numeric_limits<float>::quiet_NaN(),
+                     -std::numeric_limits<float>::infinity()};
+  float y[6];
+  relu(View<const float>(x, {6}), View<float>(y, {6}));
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(y[0]), 0u);  // +0
+  EXPECT_TRUE(std::signbit(y[1]));                    // -0 kept, as x < 0 is false
+  EXPECT_EQ(y[3], 2.5f);
+  EXPECT_TRUE(std::isnan(y[4]));
+  EXPECT_EQ(y[5], 0.0f);
+}
+
+// Strided inputs and outputs give what their contiguous copies give.
+TEST(Elementwise, strided_views_match_contiguous_copies) {
+  const std::size_t rows = 70, cols = 90;  // 6300 elements: two chunks
+  std::mt19937 rng(21);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<bfloat16> buf(rows * cols);
+  for (auto& v : buf) v = bfloat16(normal(rng));
+  const View<const bfloat16> x(buf.data(), {rows, cols});
+  const auto xt = x.transpose(0, 1);                    // 90 x 70, strides {1, 90}
+  const auto xs = x.slice(1, 3, 83, 2).transpose(0, 1);  // 40 x 70 of every other column
+  on_every_target([&] {
+    for (const View<const bfloat16>& in : {xt, xs}) {
+      const auto copy = contiguous(in);
+      std::vector<bfloat16> out_strided(in.numel() * 2), out_copy(in.numel());
+      // The output a transposed view into a wider buffer.
+      const View<bfloat16> ys = View<bfloat16>(out_strided.data(), {in.size(1), in.size(0) * 2})
+                                    .slice(1, 0, in.size(0) * 2, 2)
+                                    .transpose(0, 1);
+      gelu_tanh(in, ys, {.round = Round::stochastic, .seed = 2});
+      gelu_tanh(copy.view(), View<bfloat16>(out_copy.data(), {in.size(0), in.size(1)}),
+                {.round = Round::stochastic, .seed = 2});
+      for (std::size_t i = 0; i < in.size(0); ++i)
+        for (std::size_t j = 0; j < in.size(1); ++j)
+          ASSERT_TRUE(same_bits(ys(i, j), out_copy[i * in.size(1) + j])) << i << ", " << j;
+      add(in, copy.view(), ys);
+      for (std::size_t i = 0; i < in.size(0); ++i)
+        for (std::size_t j = 0; j < in.size(1); ++j) {
+          const float v = static_cast<float>(in(i, j));
+          ASSERT_TRUE(same_bits(ys(i, j), bfloat16(v + v)));
+        }
+      EXPECT_EQ(sum(in, Accumulate::fp64), sum(copy.view(), Accumulate::fp64));
+      EXPECT_EQ(sum(in, Accumulate::storage), sum(copy.view(), Accumulate::storage));
+      EXPECT_EQ(amax(in), amax(copy.view()));
+    }
+  });
+  // In place: y is x.
+  std::vector<float> v = {-1, 4, -9, 16};
+  const View<float> vv(v.data(), {2, 2});
+  relu(vv, vv);
+  sqrt(vv, vv);
+  EXPECT_EQ(v, (std::vector<float>{0, 2, 0, 4}));
+}
+
+TEST(Elementwise, triu_matches_torch) {
+  std::vector<float16> x(2 * 3 * 4);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float16(static_cast<float>(i + 1));
+  const View<const float16> vx(x.data(), {2, 3, 4});
+  for (std::ptrdiff_t diag : {-1, 0, 2, 5}) {
+    std::vector<float16> y(x.size());
+    triu(vx, View<float16>(y.data(), {2, 3, 4}), diag);
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t r = 0; r < 3; ++r)
+        for (std::size_t c = 0; c < 4; ++c) {
+          const float got = static_cast<float>(y[(b * 3 + r) * 4 + c]);
+          const bool keep = static_cast<std::ptrdiff_t>(c) - static_cast<std::ptrdiff_t>(r) >= diag;
+          EXPECT_EQ(got, keep ? static_cast<float>((b * 3 + r) * 4 + c + 1) : 0.0f) << diag;
+        }
+  }
+  // torch.triu of a 3x3 ones, diagonal 1: the strict upper triangle.
+  std::vector<float> ones(9, 1.0f), up(9);
+  triu(View<const float>(ones.data(), {3, 3}), View<float>(up.data(), {3, 3}), 1);
+  EXPECT_EQ(up, (std::vector<float>{0, 1, 1, 0, 0, 1, 0, 0, 0}));
+  // On a transposed view: the upper triangle of x^T.
+  std::vector<float> sq = {1, 2, 3, 4, 5, 6, 7, 8, 9}, tt(9);
+  triu(View<const float>(sq.data(), {3, 3}).transpose(0, 1), View<float>(tt.data(), {3, 3}));
+  EXPECT_EQ(tt, (std::vector<float>{1, 4, 7, 0, 5, 8, 0, 0, 9}));
+}
+
+// ml_dtypes' README: summing 10,000 U(0,1) values in bf16 gives 256 — the
+// accumulator's ulp reaches 2 at 256, so every addend below 1 rounds away
+// (ties to even) — against about 5000 in fp32.
+TEST(Reduction, bf16_sum_of_ten_thousand_uniforms_stagnates_at_256) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<bfloat16> x(10000);
+  for (auto& v : x) v = bfloat16(u(rng));
+  const View<const bfloat16> vx(x.data(), {x.size()});
+  on_every_target([&] {
+    EXPECT_EQ(sum(vx, Accumulate::storage), 256.0);
+    long double exact = 0;
+    for (auto v : x) exact += static_cast<float>(v);
+    EXPECT_EQ(sum(vx, Accumulate::fp64), static_cast<double>(exact));  // exact: 8-bit values in [2^-30, 1)
+    const double s32 = sum(vx, Accumulate::fp32);
+    EXPECT_NEAR(s32, static_cast<double>(exact), 1e-3);
+    EXPECT_NEAR(s32, 5000.0, 100.0);
+    EXPECT_NEAR(mean(vx, Accumulate::fp64), static_cast<double>(exact) / 10000, 1e-12);
+    EXPECT_EQ(mean(vx, Accumulate::storage), static_cast<double>(bfloat16(0.0256f)));
+  });
+}
+
+TEST(Reduction, storage_sum_rounds_every_add_correctly) {
+  // fp16: 2048 + 1 is a tie that rounds to even (2048); 2048 + 3 -> 2052.
+  const float16 x[] = {float16(2048.0f), float16(1.0f), float16(1.0f), float16(3.0f)};
+  EXPECT_EQ(sum(View<const float16>(x, {4}), Accumulate::storage), 2052.0);
+  EXPECT_EQ(sum(View<const float16>(x, {4}), Accumulate::fp32), 2053.0);
+  // E4M3 saturates nowhere in IEEE overflow: 448 + 448 is NaN in E4M3 (no infinity).
+  const float8_e4m3fn big[] = {float8_e4m3fn(448.0f), float8_e4m3fn(448.0f)};
+  EXPECT_TRUE(std::isnan(sum(View<const float8_e4m3fn>(big, {2}), Accumulate::storage)));
+  EXPECT_EQ(sum(View<const float8_e4m3fn>(big, {2}), Accumulate::fp32), 896.0);
+}
+
+TEST(Reduction, amax_and_empty) {
+  const float x[] = {-3.0f, 2.0f, -0.5f};
+  EXPECT_EQ(amax(View<const float>(x, {3})), 3.0);
+  const float8_e5m2 y[] = {float8_e5m2(-57344.0f), float8_e5m2(1.0f)};
+  EXPECT_EQ(amax(View<const float8_e5m2>(y, {2})), 57344.0);
+  const float z[] = {1.0f, std::numeric_limits<float>::quiet_NaN()};
+  EXPECT_TRUE(std::isnan(amax(View<const float>(z, {2}))));
+  const View<const float> empty(nullptr, {0, 5});
+  EXPECT_EQ(amax(empty), 0.0);
+  EXPECT_EQ(sum(empty), 0.0);
+  EXPECT_TRUE(std::isnan(mean(empty)));
+}
+
+TEST(Elementwise, bad_input_is_a_clear_error) {
+  std::vector<float> a(6), b(6);
+  const View<const float> x(a.data(), {2, 3});
+  const View<float> y(b.data(), {3, 2});
+  EXPECT_EQ(error_of([&] { relu(x, y); }), "lplab::kernels::map: input of shape [2, 3] but output of shape [3, 2]");
+  EXPECT_EQ(error_of([&] { add(x, x, y); }), "lplab::kernels::add: input of shape [2, 3] but output of shape [3, 2]");
+  const View<float> y23(b.data(), {2, 3});
+  EXPECT_EQ(error_of([&] { pow(x, std::nanf(""), y23); }), "lplab::kernels::pow: the parameter is NaN");
+  EXPECT_EQ(error_of([&] { axpy(std::nanf(""), x, x, y23); }), "lplab::kernels::axpy: alpha is NaN");
+  const std::vector<Step> long_chain(17, Step{Unary::relu});
+  EXPECT_EQ(error_of([&] { map(long_chain, x, y23); }), "lplab::kernels::map: a chain of 17 steps; at most 16");
+  EXPECT_EQ(error_of([&] { triu(View<const float>(a.data(), {6}), View<float>(b.data(), {6})); }),
+            "lplab::kernels::triu: needs at least 2 dimensions, got [6]");
+  std::vector<float8_e8m0fnu> e(4);
+  EXPECT_EQ(error_of([&] { triu(View<const float8_e8m0fnu>(e.data(), {2, 2}), View<float8_e8m0fnu>(e.data(), {2, 2})); }),
+            "lplab::kernels::triu: float8_e8m0fnu has no zero");
+  EXPECT_EQ(error_of([&] { map({Step{static_cast<Unary>(99)}}, x, y23); }), "lplab::kernels::map: unknown unary op 99");
+  EXPECT_EQ(error_of([&] { relu(x, y23, {.compute = static_cast<Compute>(7)}); }),
+            "lplab::kernels::elementwise: unknown compute policy 7");
+  EXPECT_EQ(error_of([&] { (void)sum(x, static_cast<Accumulate>(5)); }), "lplab::kernels::sum: unknown accumulation 5");
+}
+
+}  // namespace
+}  // namespace lplab::kernels
