@@ -2,14 +2,18 @@
 // tensor-core model is in tensor_core.cpp.
 #include "lplab/kernels/matmul.h"
 
-#include <Eigen/Core>
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "exact_sum.h"
+#include "narrow_acc.h"
+#include "hwy/targets.h"
+#include "lplab/kernels/targets.h"
 #include "tensor_core.h"
 
 namespace lplab::kernels {
@@ -26,7 +30,67 @@ const char* accumulator_name(Accumulator a) {
 }
 
 namespace detail {
+
+// gemm_f32.cpp, compiled once per x86 level (kernels/CMakeLists.txt).
+#define LPLAB_GEMM_DECLARE(level)                                                                 \
+  void gemm_f32_##level(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda, \
+                        const float* b, std::size_t ldb, float* c, std::size_t ldc);               \
+  const char* gemm_f32_isa_##level();
+LPLAB_GEMM_DECLARE(base)
+#if LPLAB_GEMM_X86_LEVELS
+LPLAB_GEMM_DECLARE(v3)
+LPLAB_GEMM_DECLARE(v4)
+#endif
+#undef LPLAB_GEMM_DECLARE
+
 namespace {
+
+using GemmFn = void (*)(std::size_t, std::size_t, std::size_t, const float*, std::size_t, const float*,
+                        std::size_t, float*, std::size_t);
+struct Gemm {
+  GemmFn run;
+  const char* (*isa)();
+};
+
+// The Eigen copy for the SIMD target the kernels dispatch to: the same
+// choice (and the same LPLAB_SIMD_TARGET / force_simd_target pinning) as the
+// bulk conversion. Highway's x86 targets are ordered best first: AVX3 and its
+// successors (AVX3_DL, AVX3_ZEN4, AVX3_SPR) have bits at or below HWY_AVX3.
+Gemm pick_gemm() {
+#if LPLAB_GEMM_X86_LEVELS
+  const std::int64_t t = current_simd_target().id;
+  if (t <= HWY_AVX3) return {&gemm_f32_v4, &gemm_f32_isa_v4};
+  if (t == HWY_AVX2) return {&gemm_f32_v3, &gemm_f32_isa_v3};
+#endif
+  return {&gemm_f32_base, &gemm_f32_isa_base};
+}
+
+// Runs body(first_row, rows) on bands of [0, m), on `threads` threads (0:
+// every core); each worker runs the caller's SIMD target.
+template <class F>
+void for_row_bands(std::size_t m, unsigned threads, F&& body) {
+  unsigned t = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, m)));
+  if (t <= 1) return body(std::size_t{0}, m);
+  const std::int64_t target = current_simd_target().id;
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors(t);
+  const std::size_t band = (m + t - 1) / t;
+  for (unsigned w = 0; w < t; ++w) {
+    const std::size_t first = std::min(m, w * band), rows = std::min(m, first + band) - first;
+    pool.emplace_back([&, w, first, rows] {
+      try {
+        ScopedSimdTarget pin(target);
+        body(first, rows);
+      } catch (...) {
+        errors[w] = std::current_exception();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("matmul: " + what); }
 
@@ -106,16 +170,8 @@ void accumulate_double(const MatmulProblem& p, double* out) {
   }
 }
 
-void accumulate_fp32(const MatmulProblem& p, double* out) {
-  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const Eigen::Map<const RowMajor> a(p.a, static_cast<Eigen::Index>(p.m), static_cast<Eigen::Index>(p.k));
-  const Eigen::Map<const RowMajor> b(p.b, static_cast<Eigen::Index>(p.k), static_cast<Eigen::Index>(p.n));
-  RowMajor c(static_cast<Eigen::Index>(p.m), static_cast<Eigen::Index>(p.n));
-  c.noalias() = a * b;
-  for (std::size_t i = 0; i < p.m * p.n; ++i) out[i] = c.data()[i];
-}
-
-// fp16/bf16: acc <- round_nearest_even_Acc(acc + a*b), exactly: the product
+// fp16/bf16, the scalar reference of narrow_acc.cpp's SIMD kernel:
+// acc <- round_nearest_even_Acc(acc + a*b), exactly: the product
 // is exact in double, TwoSum gives acc + a*b = hi + lo exactly, and rounding
 // hi + lo to odd at 53 bits first makes the rounding into Acc correct.
 template <class Acc>
@@ -137,7 +193,30 @@ void accumulate_narrow(const MatmulProblem& p, double* out) {
   }
 }
 
+template <class Acc>
+NarrowFormat narrow_format() {
+  using F = finfo<Acc>;
+  return {F::nmant + 1, F::minexp, F::maxexp - 1};
+}
+
 }  // namespace
+
+void matmul_narrow_reference(const MatmulProblem& p, Accumulator acc, double* out) {
+  if (acc == Accumulator::fp16) accumulate_narrow<float16>(p, out);
+  else if (acc == Accumulator::bf16) accumulate_narrow<bfloat16>(p, out);
+  else fail("matmul_narrow_reference: fp16 or bf16 only");
+}
+
+void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
+                        const void* scales, const char* name) {
+  const std::string op = std::string("block-scaled ") + name;
+  if (block_size < 1) fail(op + " has block_size " + std::to_string(block_size));
+  if (k % static_cast<std::size_t>(block_size) != 0)
+    fail(op + ": k = " + std::to_string(k) + " is not a multiple of the block size " + std::to_string(block_size));
+  if (rows != 0 && k > (std::size_t{1} << 40) / rows) fail(op + " has more than 2^40 elements");
+  if (rows * k != 0 && (elems == nullptr || scales == nullptr))
+    fail(op + ": elements or scales are null with " + std::to_string(rows) + " x " + std::to_string(k) + " elements");
+}
 
 void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, const void* b,
                   const void* c, const MatmulOptions& o, const OperandRange& ra,
@@ -152,6 +231,7 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
   if (count(m, k, "A") != 0 && a == nullptr) fail("A is null with m*k = " + std::to_string(m * k));
   if (count(k, n, "B") != 0 && b == nullptr) fail("B is null with k*n = " + std::to_string(k * n));
   if (count(m, n, "C") != 0 && c == nullptr) fail("C is null with m*n = " + std::to_string(m * n));
+  if (o.threads > 1024) fail("threads " + std::to_string(o.threads) + " is more than 1024");
   switch (o.accumulator) {
     case Accumulator::fp64:
     case Accumulator::fp32:
@@ -176,7 +256,27 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
   }
 }
 
+const char* gemm_f32_isa() { return pick_gemm().isa(); }
+
+void matmul_fp32(const MatmulProblem& p, const MatmulOptions& o, float* out) {
+  const Gemm gemm = pick_gemm();
+  for_row_bands(p.m, o.threads, [&](std::size_t first, std::size_t rows) {
+    gemm.run(rows, p.n, p.k, p.a + first * p.k, p.k, p.b, p.n, out + first * p.n, p.n);
+  });
+}
+
+void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out);
+
 void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* out) {
+  for_row_bands(p.m, o.threads, [&](std::size_t first, std::size_t rows) {
+    MatmulProblem band = p;
+    band.m = rows;
+    band.a = p.a + first * p.k;
+    accumulate_band(band, o, out + first * p.n);
+  });
+}
+
+void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out) {
   switch (o.accumulator) {
     case Accumulator::fp64:
       if (p.ra.fixed && p.rb.fixed && p.ra.magnitude_bits + p.rb.magnitude_bits + bit_width(p.k) <= 126)
@@ -184,9 +284,14 @@ void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* o
       else
         accumulate_double(p, out);
       return;
-    case Accumulator::fp32: accumulate_fp32(p, out); return;
-    case Accumulator::fp16: accumulate_narrow<float16>(p, out); return;
-    case Accumulator::bf16: accumulate_narrow<bfloat16>(p, out); return;
+    case Accumulator::fp32: {
+      std::vector<float> f(p.m * p.n);
+      pick_gemm().run(p.m, p.n, p.k, p.a, p.k, p.b, p.n, f.data(), p.n);
+      std::copy(f.begin(), f.end(), out);
+      return;
+    }
+    case Accumulator::fp16: narrow_accumulate(narrow_format<float16>(), p.m, p.n, p.k, p.a, p.b, out); return;
+    case Accumulator::bf16: narrow_accumulate(narrow_format<bfloat16>(), p.m, p.n, p.k, p.a, p.b, out); return;
     case Accumulator::tensor_core: accumulate_tensor_core(p, o, out); return;
   }
 }

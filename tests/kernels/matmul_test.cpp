@@ -4,6 +4,7 @@
 // plus the published figures (bf16 summation stagnating at 256, fp16 at 2048,
 // tensor-core FP8 accumulation losing percents at k = 4096).
 #include "lplab/kernels/matmul.h"
+#include "lplab/kernels/targets.h"
 
 #include <gtest/gtest.h>
 #include <mpfr.h>
@@ -11,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -210,6 +212,145 @@ TEST(Matmul, fp32_within_gamma_k) {
       }
       EXPECT_LE(std::fabs(f32[i * n + j] - exact), gamma * abs_sum + 0x1p-24 * std::fabs(exact));
     }
+}
+
+// The SIMD fp16/bf16 accumulators (narrow_acc.cpp) against their scalar
+// reference loop on every target, bit for bit, on operands that exercise
+// every branch: random codes of float (subnormals, huge values: the fp16
+// accumulator overflows, the bf16 one meets float's extremes), infinities and
+// NaN in some rows, and a ragged n.
+TEST(Matmul, simd_narrow_accumulators_match_their_scalar_reference) {
+  const std::size_t m = 5, n = 37, k = 300;
+  std::mt19937 rng(17);
+  std::vector<float> a(m * k), b(k * n);
+  for (auto& x : a) x = std::ldexp(static_cast<float>(rng() % 4096) - 2048.0f, static_cast<int>(rng() % 60) - 40);
+  for (auto& x : b) x = std::bit_cast<float>(static_cast<std::uint32_t>(rng()) & 0xbfffffffu);  // |x| < 2, every exponent below
+  a[3 * k + 10] = std::numeric_limits<float>::infinity();
+  b[20 * n + 4] = std::numeric_limits<float>::quiet_NaN();
+  const detail::MatmulProblem p{m, n, k, a.data(), b.data(), detail::operand_range<float>(), detail::operand_range<float>()};
+  for (Accumulator acc : {Accumulator::fp16, Accumulator::bf16}) {
+    std::vector<double> want(m * n), got(m * n);
+    detail::matmul_narrow_reference(p, acc, want.data());
+    for (const SimdTarget& t : simd_targets()) {
+      ScopedSimdTarget pin(t.id);
+      detail::matmul_accumulate(p, MatmulOptions{.accumulator = acc}, got.data());
+      for (std::size_t i = 0; i < m * n; ++i) {
+        const bool same_value = std::isnan(want[i]) ? std::isnan(got[i])
+                                                    : std::bit_cast<std::uint64_t>(want[i]) == std::bit_cast<std::uint64_t>(got[i]);
+        ASSERT_TRUE(same_value) << t.name << " " << accumulator_name(acc) << " at " << i << ": " << got[i]
+                                << " vs " << want[i];
+      }
+    }
+  }
+}
+
+// Results do not depend on the thread count, for every accumulator.
+TEST(Matmul, threads_do_not_change_results) {
+  const std::size_t m = 33, n = 20, k = 96;
+  const auto a = random_finite<float8_e4m3fn>(m * k, 5);
+  const auto b = random_finite<float8_e5m2>(k * n, 6);
+  for (Accumulator acc : {Accumulator::fp64, Accumulator::fp32, Accumulator::fp16, Accumulator::bf16,
+                          Accumulator::tensor_core}) {
+    std::vector<bfloat16> one(m * n), two(m * n), all(m * n);
+    matmul(m, n, k, a.data(), b.data(), one.data(), {.accumulator = acc, .round = Round::stochastic, .seed = 4});
+    matmul(m, n, k, a.data(), b.data(), two.data(), {.accumulator = acc, .round = Round::stochastic, .seed = 4, .threads = 2});
+    matmul(m, n, k, a.data(), b.data(), all.data(), {.accumulator = acc, .round = Round::stochastic, .seed = 4, .threads = 0});
+    for (std::size_t i = 0; i < m * n; ++i) {
+      ASSERT_EQ(one[i].bits(), two[i].bits()) << accumulator_name(acc);
+      ASSERT_EQ(one[i].bits(), all[i].bits()) << accumulator_name(acc);
+    }
+  }
+  std::vector<float> c(m * n);
+  EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), {.threads = 5000}), std::invalid_argument);
+}
+
+// The fp32 GEMM copy follows the SIMD target: Eigen built for AVX-512 under
+// AVX3, for AVX2 + FMA under AVX2, the baseline otherwise; every copy within
+// the gamma_k bound of the exact product.
+TEST(Matmul, fp32_gemm_follows_the_simd_target) {
+  const std::size_t m = 19, n = 23, k = 200;
+  const auto a = random_floats(m * k, 8, 1.0f), b = random_floats(k * n, 9, 1.0f);
+  std::vector<float> exact(m * n), c(m * n);
+  matmul(m, n, k, a.data(), b.data(), exact.data(), {.accumulator = Accumulator::fp64});
+  for (const SimdTarget& t : simd_targets()) {
+    ScopedSimdTarget pin(t.id);
+    const std::string isa = detail::gemm_f32_isa();
+#if defined(__x86_64__) && LPLAB_TEST_GEMM_LEVELS
+    if (t.name.rfind("AVX3", 0) == 0) EXPECT_NE(isa.find("AVX512"), std::string::npos) << isa;
+    if (t.name == "AVX2") {  // Eigen 3.4 names its AVX2 + FMA build "AVX SSE, ..."
+      EXPECT_EQ(isa.rfind("AVX", 0), 0u) << isa;
+      EXPECT_EQ(isa.find("AVX512"), std::string::npos) << isa;
+    }
+    if (t.name == "SSE4" || t.name == "SSSE3" || t.name == "EMU128" || t.name == "SCALAR")
+      EXPECT_EQ(isa.find("AVX"), std::string::npos) << t.name << ": " << isa;
+#endif
+    matmul(m, n, k, a.data(), b.data(), c.data());
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        double abs_sum = 0;
+        for (std::size_t t2 = 0; t2 < k; ++t2) abs_sum += std::fabs(double(a[i * k + t2]) * b[t2 * n + j]);
+        const double u = 0x1p-24, gamma = k * u / (1 - k * u);
+        ASSERT_LE(std::fabs(c[i * n + j] - exact[i * n + j]), gamma * abs_sum + std::fabs(exact[i * n + j]) * u)
+            << t.name;
+      }
+  }
+}
+
+// MXFP8 operands: the fp64 accumulator against MPFR's exact sum of
+// element x 2^(scale code - 127) products, computed from the raw codes.
+TEST(Matmul, block_scaled_operands_apply_their_scales) {
+  const std::size_t m = 3, n = 4, k = 96;
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> xa(m * k), xbt(n * k);
+  for (std::size_t i = 0; i < m * k; ++i) xa[i] = nd(rng) * std::ldexp(1.0f, static_cast<int>(i / 32) * 7 - 10);
+  for (auto& x : xbt) x = nd(rng) * 1e-3f;
+  std::vector<float8_e4m3fn> ea(m * k);
+  std::vector<float8_e5m2> ebt(n * k);
+  std::vector<float8_e8m0fnu> sa(m * k / 32), sbt(n * k / 32);
+  quantize(mxfp8_e4m3, xa, ea, sa);
+  quantize(mxfp8_e5m2, xbt, ebt, sbt);
+  std::vector<float> c(m * n);
+  matmul(m, n, k, BlockScaledOperand<float8_e4m3fn, float8_e8m0fnu>{mxfp8_e4m3, ea.data(), sa.data()},
+         BlockScaledOperand<float8_e5m2, float8_e8m0fnu>{mxfp8_e5m2, ebt.data(), sbt.data()}, c.data(),
+         {.accumulator = Accumulator::fp64});
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      mpfr_t acc, prod;
+      mpfr_inits2(2000, acc, prod, static_cast<mpfr_ptr>(nullptr));
+      mpfr_set_zero(acc, 1);
+      for (std::size_t t = 0; t < k; ++t) {
+        const double va = std::ldexp(static_cast<double>(ea[i * k + t]), static_cast<int>(sa[(i * k + t) / 32].bits()) - 127);
+        const double vb = std::ldexp(static_cast<double>(ebt[j * k + t]), static_cast<int>(sbt[(j * k + t) / 32].bits()) - 127);
+        mpfr_set_d(prod, va, MPFR_RNDN);
+        mpfr_mul_d(prod, prod, vb, MPFR_RNDN);
+        mpfr_add(acc, acc, prod, MPFR_RNDN);
+      }
+      const float want = mpfr_get_flt(acc, MPFR_RNDN);
+      mpfr_clears(acc, prod, static_cast<mpfr_ptr>(nullptr));
+      EXPECT_EQ(c[i * n + j], want) << i << ", " << j;
+      EXPECT_NE(want, 0.0f);
+    }
+  // k must be a multiple of the block.
+  EXPECT_THROW(matmul(m, n, 80, BlockScaledOperand<float8_e4m3fn, float8_e8m0fnu>{mxfp8_e4m3, ea.data(), sa.data()},
+                      BlockScaledOperand<float8_e5m2, float8_e8m0fnu>{mxfp8_e5m2, ebt.data(), sbt.data()}, c.data()),
+               std::invalid_argument);
+  // NVFP4 (E4M3 block scales and a tensor scale): the values dequantize() gives.
+  std::vector<float4_e2m1fn> qa(m * k), qb(n * k);
+  std::vector<float8_e4m3fn> ska(m * k / 16), skb(n * k / 16);
+  float ta = 0, tb = 0;
+  quantize(nvfp4, xa, qa, ska, &ta);
+  quantize(nvfp4, xbt, qb, skb, &tb);
+  std::vector<float> da(m * k), dbt(n * k), db(k * n), want(m * n);
+  dequantize(nvfp4, std::span<const float4_e2m1fn>(qa), std::span<const float8_e4m3fn>(ska), std::span<float>(da), ta);
+  dequantize(nvfp4, std::span<const float4_e2m1fn>(qb), std::span<const float8_e4m3fn>(skb), std::span<float>(dbt), tb);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t t = 0; t < k; ++t) db[t * n + j] = dbt[j * k + t];
+  matmul(m, n, k, da.data(), db.data(), want.data(), {.accumulator = Accumulator::fp64});
+  matmul(m, n, k, BlockScaledOperand<float4_e2m1fn, float8_e4m3fn>{nvfp4, qa.data(), ska.data(), ta},
+         BlockScaledOperand<float4_e2m1fn, float8_e4m3fn>{nvfp4, qb.data(), skb.data(), tb}, c.data(),
+         {.accumulator = Accumulator::fp64});
+  EXPECT_EQ(c, want);
 }
 
 TEST(Matmul, scales_multiply_the_result) {

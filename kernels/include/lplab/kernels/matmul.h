@@ -18,6 +18,7 @@
 #include "lplab/formats.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/random.h"
+#include "lplab/kernels/scaling.h"
 
 namespace lplab::kernels {
 
@@ -66,6 +67,9 @@ struct MatmulOptions {
   // format of at most 21 bits needs, so stochastic output into float is
   // refused there.)
   std::uint64_t seed = 0;
+  // Worker threads, each taking a band of C's rows: 1 (the default) runs on
+  // the calling thread, 0 uses every core. Results do not depend on it.
+  unsigned threads = 1;
 };
 
 namespace detail {
@@ -117,6 +121,14 @@ constexpr int precision() {
 // the exact sum rounded to odd at 53 bits (or the double sum), otherwise the
 // accumulator's value.
 void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& options, double* out);
+// The scalar reference of the fp16/bf16 accumulators' SIMD kernel (tests).
+void matmul_narrow_reference(const MatmulProblem& p, Accumulator acc, double* out);
+// Accumulator::fp32: the float sums.
+void matmul_fp32(const MatmulProblem& p, const MatmulOptions& options, float* out);
+// The instruction sets of the Eigen copy that Accumulator::fp32 runs on this
+// thread now (it follows the kernels' SIMD target, targets.h), e.g.
+// "AVX512, FMA, AVX2, AVX, SSE, SSE2, SSE3, SSSE3, SSE4.1, SSE4.2".
+const char* gemm_f32_isa();
 
 template <class T>
 std::vector<float> decode_operand(const T* x, std::size_t n) {
@@ -127,6 +139,46 @@ std::vector<float> decode_operand(const T* x, std::size_t n) {
     convert(std::span<const T>(x, n), std::span<float>(out));  // exact
   }
   return out;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// C from the decoded operands of `p`: the accumulation, the scales and the
+// output rounding.
+template <class TC>
+void matmul_decoded(const MatmulProblem& p, TC* c, const MatmulOptions& options) {
+  const std::size_t m = p.m, n = p.n;
+  // The scales: exact for powers of two (MX scales, 1); otherwise one more
+  // rounding of the sum, in double.
+  const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b);
+  std::vector<double> sum;
+  if (options.accumulator == Accumulator::fp32) {
+    // The float sums go straight into C (float, scale 1) or through the bulk
+    // conversion, which rounds element i with stochastic_bits(seed, i) too.
+    if constexpr (std::is_same_v<TC, float>) {
+      if (scale == 1.0) return matmul_fp32(p, options, c);
+    }
+    std::vector<float> fsum(m * n);
+    matmul_fp32(p, options, fsum.data());
+    if (scale == 1.0) {
+      convert(std::span<const float>(fsum), std::span<TC>(c, m * n),
+              ConvertOptions{.round = options.round, .overflow = options.overflow, .seed = options.seed,
+                             .threads = options.threads});
+      return;
+    }
+    sum.assign(fsum.begin(), fsum.end());
+  } else {
+    sum.resize(m * n);
+    matmul_accumulate(p, options, sum.data());
+  }
+  for (std::size_t i = 0; i < m * n; ++i) {
+    const double v = scale == 1.0 ? sum[i] : sum[i] * scale;
+    const std::uint32_t random =
+        options.round == Round::stochastic ? stochastic_bits(options.seed, i) : 0;
+    c[i] = lplab::convert<TC>(v, options.round, options.overflow, nullptr, random);
+  }
 }
 
 }  // namespace detail
@@ -144,19 +196,72 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const TA* a, const TB* 
   if (m == 0 || n == 0) return;
   const std::vector<float> fa = detail::decode_operand(a, m * k);
   const std::vector<float> fb = detail::decode_operand(b, k * n);
-  std::vector<double> sum(m * n);
-  detail::matmul_accumulate({m, n, k, fa.data(), fb.data(), detail::operand_range<TA>(),
-                             detail::operand_range<TB>()},
-                            options, sum.data());
-  // The scales: exact for powers of two (MX scales, 1); otherwise one more
-  // rounding of the sum, in double.
-  const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b);
-  for (std::size_t i = 0; i < m * n; ++i) {
-    const double v = scale == 1.0 ? sum[i] : sum[i] * scale;
-    const std::uint32_t random =
-        options.round == Round::stochastic ? stochastic_bits(options.seed, i) : 0;
-    c[i] = lplab::convert<TC>(v, options.round, options.overflow, nullptr, random);
-  }
+  detail::matmul_decoded({m, n, k, fa.data(), fb.data(), detail::operand_range<TA>(),
+                          detail::operand_range<TB>()},
+                         c, options);
+}
+
+// ---------------------------------------------------------------------------
+// Block-scaled operands (MXFP8/6/4, NVFP4: scaling.h), as block-scaled GEMMs
+// take them: both operands K-major — A as m rows of k, B transposed as n rows
+// of k — with one scale per block_size consecutive elements of a row, so k
+// must be a multiple of the block size (as the hardware requires).
+template <BlockElement Elem, BlockScale Scale>
+struct BlockScaledOperand {
+  BlockScaling<Elem, Scale> scheme;
+  const Elem* elems = nullptr;    // rows x k, row-major (quantize() of each row, or of the whole)
+  const Scale* scales = nullptr;  // rows x (k / block_size)
+  float tensor_scale = 1.0f;      // the s_enc of a scheme with a tensor scale
+};
+
+namespace detail {
+void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
+                        const void* scales, const char* name);
+
+// The operand's values (dequantize(), scaling.h), rows x k.
+template <class Elem, class Scale>
+std::vector<float> dequantize_operand(const BlockScaledOperand<Elem, Scale>& x, std::size_t rows,
+                                      std::size_t k) {
+  std::vector<float> out(rows * k);
+  const std::size_t blocks = rows * k / static_cast<std::size_t>(x.scheme.block_size);
+  dequantize(x.scheme, std::span<const Elem>(x.elems, rows * k), std::span<const Scale>(x.scales, blocks),
+             std::span<float>(out), x.tensor_scale);
+  return out;
+}
+
+template <class Elem>
+constexpr OperandRange scaled_range() {
+  // Values are element x scale: no common quantum, and the tensor-core block
+  // follows the element format's width.
+  return {false, 0, 0, finfo<Elem>::bits, -126};
+}
+}  // namespace detail
+
+// C[m x n] = A * B with A and B^T block-scaled. Each operand's values are
+// dequantize()'s, element x block scale (/ tensor scale): with E8M0 scales
+// that is exact in float unless it overflows (|value| >= 2^128), and because
+// a power-of-two scale is common to the whole block, it equals scaling each
+// block's dot product as the hardware does. Then the chosen accumulator sums
+// the products as for any operand (Accumulator::tensor_core aligns the scaled
+// products, blocks of 32 for 8-bit-or-narrower elements).
+template <class EA, class SA, class EB, class SB, class TC>
+void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperand<EA, SA>& a,
+            const BlockScaledOperand<EB, SB>& b_transposed, TC* c, const MatmulOptions& options = {}) {
+  static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
+                "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
+  detail::check_block_scaled(m, k, a.scheme.block_size, a.elems, a.scales, "A");
+  detail::check_block_scaled(n, k, b_transposed.scheme.block_size, b_transposed.elems, b_transposed.scales, "B");
+  const float dummy = 0;
+  detail::check_matmul(m, n, k, &dummy, &dummy, c, options, detail::scaled_range<EA>(),
+                       detail::scaled_range<EB>(), detail::precision<TC>());
+  if (m == 0 || n == 0) return;
+  const std::vector<float> fa = detail::dequantize_operand(a, m, k);
+  const std::vector<float> fbt = detail::dequantize_operand(b_transposed, n, k);
+  std::vector<float> fb(k * n);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t t = 0; t < k; ++t) fb[t * n + j] = fbt[j * k + t];
+  detail::matmul_decoded({m, n, k, fa.data(), fb.data(), detail::scaled_range<EA>(), detail::scaled_range<EB>()},
+                         c, options);
 }
 
 }  // namespace lplab::kernels

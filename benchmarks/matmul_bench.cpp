@@ -1,0 +1,243 @@
+// Compute kernels' throughput, every figure beside its baseline from the same
+// run:
+//  - matmul, Accumulator::fp32, m = n = k = 2048, per input dtype, 1 and 2
+//    threads, against Eigen's fp32 GEMM built for this machine (-march=native)
+//    and the core's measured FMA peak;
+//  - the emulated accumulators (fp16, bf16, tensor_core, fp64) at 512^3
+//    against the fp32 path at 512^3;
+//  - elementwise ops out of cache (16M elements), contiguous and on a
+//    transposed view, in bytes moved per second against a copy of the same
+//    bytes (memcpy).
+// A table at the end prints each figure and its ratio, with the CPU model
+// and the SIMD target.
+//
+//   build/release/benchmarks/matmul_bench --benchmark_min_time=0.5
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lplab/kernels.h"
+
+namespace bench {
+void eigen_native_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, float* c);
+const char* eigen_native_isa();
+double fma_loop(std::size_t iters, float* sink, double* lanes);
+}  // namespace bench
+
+namespace {
+
+using lplab::kernels::Accumulator;
+using lplab::kernels::MatmulOptions;
+using lplab::kernels::View;
+
+std::map<std::string, double>& rates() {
+  static std::map<std::string, double> r;
+  return r;
+}
+
+template <class T>
+std::vector<T> normal(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(dist(rng));
+  return v;
+}
+
+void flops(benchmark::State& state, double per_iteration) {
+  state.counters["FLOP/s"] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+}
+void bytes(benchmark::State& state, double per_iteration) {
+  state.counters["B/s"] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_fma_peak(benchmark::State& state) {
+  float sink = 0;
+  double lanes = 0, f = 0;
+  for (auto _ : state) {
+    f = bench::fma_loop(1 << 20, &sink, &lanes);
+    benchmark::DoNotOptimize(sink);
+  }
+  flops(state, f);
+  state.SetLabel(std::to_string(static_cast<int>(lanes)) + " lanes");
+}
+
+void BM_eigen_native(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto a = normal<float>(n * n, 1), b = normal<float>(n * n, 2);
+  std::vector<float> c(n * n);
+  for (auto _ : state) {
+    bench::eigen_native_gemm(n, n, n, a.data(), b.data(), c.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  flops(state, 2.0 * n * n * n);
+  state.SetLabel(bench::eigen_native_isa());
+}
+
+template <class T>
+void BM_matmul(benchmark::State& state, Accumulator acc) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto a = normal<T>(n * n, 1), b = normal<T>(n * n, 2);
+  std::vector<float> c(n * n);
+  const MatmulOptions o{.accumulator = acc, .threads = static_cast<unsigned>(state.range(1))};
+  for (auto _ : state) {
+    lplab::kernels::matmul(n, n, n, a.data(), b.data(), c.data(), o);
+    benchmark::DoNotOptimize(c.data());
+  }
+  flops(state, 2.0 * n * n * n);
+  state.SetLabel(lplab::kernels::current_simd_target().name);
+}
+
+constexpr std::size_t kRows = 4096, kCols = 4096;  // 16M elements: out of every cache
+
+void BM_copy(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<unsigned char> src(n, 1), dst(n);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), n);
+    benchmark::DoNotOptimize(dst.data());
+  }
+  bytes(state, 2.0 * n);  // read + written
+}
+
+// op: 0 relu, 1 scale, 2 gelu_tanh, 3 square_sqrt (per op), 4 add; layout 0 contiguous, 1 transposed.
+template <class T>
+void BM_elementwise(benchmark::State& state) {
+  const int op = static_cast<int>(state.range(0));
+  const bool transposed = state.range(1) != 0;
+  const std::size_t n = kRows * kCols;
+  const auto x = normal<T>(n, 3), x2 = normal<T>(n, 4);
+  std::vector<T> y(n);
+  View<const T> vx(x.data(), {kRows, kCols}), vx2(x2.data(), {kRows, kCols});
+  if (transposed) {
+    vx = vx.transpose(0, 1);
+    vx2 = vx2.transpose(0, 1);
+  }
+  const View<T> vy(y.data(), {kRows, kCols});
+  for (auto _ : state) {
+    switch (op) {
+      case 0: lplab::kernels::relu(vx, vy); break;
+      case 1: lplab::kernels::scale(vx, 0.5f, vy); break;
+      case 2: lplab::kernels::gelu_tanh(vx, vy); break;
+      case 3: lplab::kernels::square_sqrt(vx, vy); break;
+      case 4: lplab::kernels::add(vx, vx2, vy); break;
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  bytes(state, static_cast<double>(n * sizeof(T)) * (op == 4 ? 3 : 2));
+  state.SetLabel(lplab::kernels::current_simd_target().name);
+}
+
+const char* kOps[] = {"relu", "scale", "gelu_tanh", "square_sqrt", "add"};
+
+template <class T>
+void register_type(const std::string& name) {
+  for (int threads : {1, 2})
+    benchmark::RegisterBenchmark(("matmul/" + name + "/fp32/2048/threads:" + std::to_string(threads)).c_str(),
+                                 BM_matmul<T>, Accumulator::fp32)
+        ->Args({2048, threads})->Unit(benchmark::kMillisecond)->UseRealTime();
+  for (int op = 0; op < 5; ++op)
+    for (int tr : {0, 1})
+      benchmark::RegisterBenchmark(("elementwise/" + std::string(kOps[op]) + "/" + name + (tr ? "/transposed" : "/contiguous")).c_str(),
+                                   BM_elementwise<T>)
+          ->Args({op, tr})->Unit(benchmark::kMillisecond);
+}
+
+void register_all() {
+  benchmark::RegisterBenchmark("peak/fma fp32", BM_fma_peak);
+  benchmark::RegisterBenchmark("eigen-native/fp32/2048", BM_eigen_native)->Arg(2048)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("eigen-native/fp32/512", BM_eigen_native)->Arg(512)->Unit(benchmark::kMillisecond);
+  register_type<float>("float");
+  register_type<lplab::bfloat16>("bf16");
+  register_type<lplab::float16>("fp16");
+  register_type<lplab::float8_e4m3fn>("e4m3");
+  register_type<lplab::float8_e5m2>("e5m2");
+  benchmark::RegisterBenchmark("matmul/float/fp32/512", BM_matmul<float>, Accumulator::fp32)
+      ->Args({512, 1})->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("matmul/bf16/bf16/512", BM_matmul<lplab::bfloat16>, Accumulator::bf16)
+      ->Args({512, 1})->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("matmul/fp16/fp16/512", BM_matmul<lplab::float16>, Accumulator::fp16)
+      ->Args({512, 1})->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("matmul/e4m3/tensor_core/512", BM_matmul<lplab::float8_e4m3fn>, Accumulator::tensor_core)
+      ->Args({512, 1})->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("matmul/bf16/tensor_core/512", BM_matmul<lplab::bfloat16>, Accumulator::tensor_core)
+      ->Args({512, 1})->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("matmul/e4m3/fp64/512", BM_matmul<lplab::float8_e4m3fn>, Accumulator::fp64)
+      ->Args({512, 1})->Unit(benchmark::kMillisecond);
+  for (std::size_t bytes_ : {kRows * kCols * 4, kRows * kCols * 2, kRows * kCols})
+    benchmark::RegisterBenchmark(("copy/" + std::to_string(bytes_)).c_str(), BM_copy)
+        ->Arg(static_cast<std::int64_t>(bytes_))->Unit(benchmark::kMillisecond);
+}
+
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
+      std::string name = r.benchmark_name();
+      if (const auto p = name.find("_median"); p != std::string::npos) name.erase(p);
+      for (const char* c : {"FLOP/s", "B/s"})
+        if (const auto it = r.counters.find(c); it != r.counters.end()) rates()[name] = it->second.value;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+double rate(const std::string& name) {
+  const auto it = rates().find(name);
+  return it == rates().end() ? NAN : it->second;
+}
+
+void summary() {
+  std::printf("\nCPU: %s; SIMD target: %s; fp32 GEMM copy: %s\n", lplab::kernels::cpu_model().c_str(),
+              lplab::kernels::current_simd_target().name.c_str(), lplab::kernels::detail::gemm_f32_isa());
+  const double peak = rate("peak/fma fp32");
+  const double eigen = rate("eigen-native/fp32/2048/real_time");
+  const double eigen_ = std::isnan(eigen) ? rate("eigen-native/fp32/2048") : eigen;
+  std::printf("FMA peak of one core: %.1f GFLOP/s; Eigen (native) fp32 GEMM 2048^3: %.1f GFLOP/s (%.0f%% of peak)\n\n",
+              peak / 1e9, eigen_ / 1e9, 100 * eigen_ / peak);
+  std::printf("%-44s %10s  %s\n", "matmul 2048^3, fp32 accumulator", "GFLOP/s", "ratio");
+  for (const char* t : {"float", "bf16", "fp16", "e4m3", "e5m2"})
+    for (int threads : {1, 2}) {
+      const std::string name = std::string("matmul/") + t + "/fp32/2048/threads:" + std::to_string(threads) + "/real_time";
+      const double r = rate(name);
+      std::printf("%-44s %10.1f  %.2fx Eigen native (1 thread), %.0f%% of %d-core peak\n", name.c_str(), r / 1e9,
+                  r / eigen_, 100 * r / (peak * threads), threads);
+    }
+  std::printf("\n%-44s %10s  %s\n", "emulated accumulators 512^3", "GFLOP/s", "ratio to lplab fp32 at 512^3");
+  const double f512 = rate("matmul/float/fp32/512");
+  for (const char* name : {"matmul/float/fp32/512", "matmul/bf16/bf16/512", "matmul/fp16/fp16/512",
+                           "matmul/e4m3/tensor_core/512", "matmul/bf16/tensor_core/512", "matmul/e4m3/fp64/512"})
+    std::printf("%-44s %10.2f  %.3fx\n", name, rate(name) / 1e9, rate(name) / f512);
+  std::printf("\n%-44s %10s  %s\n", "elementwise, 16M elements", "GB/s", "ratio to a copy of the same bytes");
+  const std::pair<const char*, std::size_t> types[] = {{"float", 4}, {"bf16", 2}, {"fp16", 2}, {"e4m3", 1}, {"e5m2", 1}};
+  for (const auto& [t, size] : types)
+    for (const char* op : kOps)
+      for (const char* layout : {"contiguous", "transposed"}) {
+        const std::string name = std::string("elementwise/") + op + "/" + t + "/" + layout;
+        const double copy = rate("copy/" + std::to_string(kRows * kCols * size));
+        std::printf("%-44s %10.2f  %.2fx\n", name.c_str(), rate(name) / 1e9, rate(name) / copy);
+      }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  register_all();
+  benchmark::AddCustomContext("cpu_model", lplab::kernels::cpu_model());
+  benchmark::AddCustomContext("simd_target", lplab::kernels::current_simd_target().name);
+  Collector reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  summary();
+  benchmark::Shutdown();
+  return 0;
+}
