@@ -24,25 +24,28 @@ HWY_BEFORE_NAMESPACE();
 namespace lplab::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// x[0, n) in place; n is a multiple of 64 floats (the engine pads its
-// buffers), so every target runs whole vectors and the tail is treated as
-// the body is.
+// dst[i] = op(src[i]) for i in [0, n); dst may be src. n is a multiple of 64
+// floats (the engine pads its buffers), so every target runs whole vectors
+// and a tail is treated as the body is. Every op quiets a signalling NaN, as
+// the conversions do (relu and identity by adding -0, which changes no other
+// value, -0 included).
 template <class Op>
-HWY_ATTR void ScalarLoop(Op op, float* HWY_RESTRICT x, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) x[i] = op(x[i]);
+HWY_ATTR void ScalarLoop(Op op, const float* src, float* dst, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] = op(src[i]);
 }
 
-HWY_ATTR void ApplyUnaryF32(Unary op, float param, float* HWY_RESTRICT x, std::size_t n) {
+HWY_ATTR void ApplyUnaryF32(Unary op, float param, const float* src, float* dst, std::size_t n) {
   const hn::ScalableTag<float> d;
   const std::size_t N = hn::Lanes(d);
   auto each = [&](auto f) HWY_ATTR {
-    for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, x + i)), d, x + i);
+    for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, src + i)), d, dst + i);
   };
+  const auto minus_zero = hn::Set(d, -0.0f);
   switch (op) {
-    case Unary::identity: return;
+    case Unary::identity: each([&](auto v) HWY_ATTR { return hn::Add(v, minus_zero); }); return;
     case Unary::relu: {
       const auto zero = hn::Zero(d);
-      each([&](auto v) HWY_ATTR { return hn::IfThenZeroElse(hn::Lt(v, zero), v); });
+      each([&](auto v) HWY_ATTR { return hn::IfThenZeroElse(hn::Lt(v, zero), hn::Add(v, minus_zero)); });
       return;
     }
     case Unary::gelu_tanh: {
@@ -56,7 +59,7 @@ HWY_ATTR void ApplyUnaryF32(Unary op, float param, float* HWY_RESTRICT x, std::s
       });
       return;
     }
-    case Unary::gelu_erf: ScalarLoop(ops::GeluErf{}, x, n); return;  // erff: no vector erf in Highway
+    case Unary::gelu_erf: ScalarLoop(ops::GeluErf{}, src, dst, n); return;  // erff: no vector erf in Highway
     case Unary::square: each([&](auto v) HWY_ATTR { return hn::Mul(v, v); }); return;
     case Unary::sqrt: each([&](auto v) HWY_ATTR { return hn::Sqrt(v); }); return;
     case Unary::rsqrt: {
@@ -64,7 +67,7 @@ HWY_ATTR void ApplyUnaryF32(Unary op, float param, float* HWY_RESTRICT x, std::s
       each([&](auto v) HWY_ATTR { return hn::Div(one, hn::Sqrt(v)); });
       return;
     }
-    case Unary::pow: ScalarLoop(ops::Pow{param}, x, n); return;
+    case Unary::pow: ScalarLoop(ops::Pow{param}, src, dst, n); return;
     case Unary::scale: {
       const auto s = hn::Set(d, param);
       each([&](auto v) HWY_ATTR { return hn::Mul(s, v); });
@@ -74,8 +77,9 @@ HWY_ATTR void ApplyUnaryF32(Unary op, float param, float* HWY_RESTRICT x, std::s
 }
 
 // out = a op b on float buffers, n a multiple of 64.
-HWY_ATTR void ApplyBinaryF32(Binary op, float alpha, const float* HWY_RESTRICT a,
-                             const float* HWY_RESTRICT b, float* HWY_RESTRICT out, std::size_t n) {
+// out may be a or b (an in-place add).
+HWY_ATTR void ApplyBinaryF32(Binary op, float alpha, const float* a, const float* b, float* out,
+                             std::size_t n) {
   const hn::ScalableTag<float> d;
   const std::size_t N = hn::Lanes(d);
   const auto al = hn::Set(d, alpha);
@@ -192,25 +196,46 @@ class Cursor {
   std::array<std::size_t, kMaxRank> idx_{};
 };
 
-// Copies `count` codes of `bytes` bytes each between strided and contiguous memory.
+// Copies `count` codes of `bytes` bytes each between strided and contiguous
+// memory; the element size is a template parameter so that each copy is one
+// load and one store.
+template <class Code>
+void gather_as(const void* base, const std::ptrdiff_t* off, std::size_t count, void* out) {
+  const auto* src = static_cast<const Code*>(base);
+  auto* dst = static_cast<Code*>(out);
+  for (std::size_t i = 0; i < count; ++i) dst[i] = src[off[i]];
+}
+template <class Code>
+void scatter_as(const void* in, const std::ptrdiff_t* off, std::size_t count, void* base) {
+  const auto* src = static_cast<const Code*>(in);
+  auto* dst = static_cast<Code*>(base);
+  for (std::size_t i = 0; i < count; ++i) dst[off[i]] = src[i];
+}
 void gather(const void* base, std::size_t bytes, const std::ptrdiff_t* off, std::size_t count, void* out) {
-  const auto* src = static_cast<const unsigned char*>(base);
-  auto* dst = static_cast<unsigned char*>(out);
-  for (std::size_t i = 0; i < count; ++i)
-    std::memcpy(dst + i * bytes, src + off[i] * static_cast<std::ptrdiff_t>(bytes), bytes);
+  switch (bytes) {
+    case 1: return gather_as<std::uint8_t>(base, off, count, out);
+    case 2: return gather_as<std::uint16_t>(base, off, count, out);
+    case 4: return gather_as<std::uint32_t>(base, off, count, out);
+  }
+  fail("elementwise: elements of " + std::to_string(bytes) + " bytes");
 }
 void scatter(const void* in, std::size_t bytes, const std::ptrdiff_t* off, std::size_t count, void* base) {
-  const auto* src = static_cast<const unsigned char*>(in);
-  auto* dst = static_cast<unsigned char*>(base);
-  for (std::size_t i = 0; i < count; ++i)
-    std::memcpy(dst + off[i] * static_cast<std::ptrdiff_t>(bytes), src + i * bytes, bytes);
+  switch (bytes) {
+    case 1: return scatter_as<std::uint8_t>(in, off, count, base);
+    case 2: return scatter_as<std::uint16_t>(in, off, count, base);
+    case 4: return scatter_as<std::uint32_t>(in, off, count, base);
+  }
+  fail("elementwise: elements of " + std::to_string(bytes) + " bytes");
 }
 
 // One strided operand, read a chunk at a time as exact floats.
 class Reader {
  public:
-  explicit Reader(const Operand& x)
-      : x_(x), bytes_(element_bytes(x.format)), cursor_(x.layout), codes_(kChunk * bytes_) {}
+  // Starts at row-major index `first` of a contiguous operand (0 otherwise).
+  explicit Reader(const Operand& x, std::size_t first = 0)
+      : x_(x), bytes_(element_bytes(x.format)), cursor_(x.layout), codes_(kChunk * bytes_) {
+    cursor_.skip(first);
+  }
   // The next `count` elements as floats into out.
   void read(std::size_t count, float* out) {
     const void* codes;
@@ -236,8 +261,10 @@ class Reader {
 // The output, written a chunk at a time from floats (or, for fp64, doubles).
 class Writer {
  public:
-  Writer(const Output& y, const ElementwiseOptions& o)
-      : y_(y), o_(o), bytes_(element_bytes(y.format)), cursor_(y.layout), codes_(kChunk * bytes_) {}
+  Writer(const Output& y, const ElementwiseOptions& o, std::size_t first = 0)
+      : y_(y), o_(o), bytes_(element_bytes(y.format)), cursor_(y.layout), codes_(kChunk * bytes_) {
+    cursor_.skip(first);
+  }
   // Rounds `count` floats into the format (stochastic draws: step `step`,
   // first element `first`) and stores them.
   void write(const float* in, std::size_t count, std::uint64_t first, std::size_t step) {
@@ -352,12 +379,32 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
   for (const Step& s : chain) check_step(s);
   check_shapes(x.layout, y.layout, "map");
   const std::size_t n = y.layout.numel();
-  Reader in(x);
-  Writer out(y, o);
+  const auto apply = HWY_DISPATCH_TABLE(ApplyUnaryF32)[dispatch_index()];
+  // float in, float out, both contiguous, IEEE overflow (under which the
+  // output conversion float -> float changes nothing but a signalling NaN,
+  // which every op quiets): the ops read x and write y directly, whole
+  // multiples of 64 elements; the rest goes through the engine below.
+  std::size_t done = 0;
+  if (x.format == FormatId::float32 && y.format == FormatId::float32 && o.compute != Compute::fp64 &&
+      o.overflow == Overflow::ieee &&
+      !chain.empty() && x.layout.is_contiguous() && y.layout.is_contiguous()) {
+    const auto* src = static_cast<const float*>(x.data);
+    auto* dst = static_cast<float*>(y.data);
+    done = n / kPad * kPad;
+    for (std::size_t first = 0; first < done; first += kChunk) {
+      const std::size_t count = std::min(kChunk, done - first);
+      apply(chain[0].op, chain[0].param, src + first, dst + first, count);
+      for (std::size_t s = 1; s < chain.size(); ++s)
+        apply(chain[s].op, chain[s].param, dst + first, dst + first, count);
+    }
+    if (done == n) return;
+  }
+  Reader in(x, done);
+  Writer out(y, o, done);
   std::vector<float> buf(padded(kChunk), 0.0f);
   std::vector<double> dbuf(o.compute == Compute::fp64 ? kChunk : 0);
   std::vector<unsigned char> scratch(kChunk * 4);
-  for (std::size_t first = 0; first < n; first += kChunk) {
+  for (std::size_t first = done; first < n; first += kChunk) {
     const std::size_t count = std::min(kChunk, n - first);
     in.read(count, buf.data());
     if (o.compute == Compute::fp64) {
@@ -370,7 +417,7 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
       continue;
     }
     for (std::size_t s = 0; s < chain.size(); ++s) {
-      HWY_DISPATCH_TABLE(ApplyUnaryF32)[dispatch_index()](chain[s].op, chain[s].param, buf.data(), padded(count));
+      apply(chain[s].op, chain[s].param, buf.data(), buf.data(), padded(count));
       if (o.compute == Compute::per_op && s + 1 < chain.size())
         round_through(y.format, buf.data(), count, o, first, s, scratch);
     }
@@ -392,11 +439,22 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
   check_shapes(a.layout, y.layout, binary_name(op));
   check_shapes(b.layout, y.layout, binary_name(op));
   const std::size_t n = y.layout.numel();
-  Reader ra(a), rb(b);
-  Writer out(y, o);
+  const auto apply = HWY_DISPATCH_TABLE(ApplyBinaryF32)[dispatch_index()];
+  // All float and contiguous, IEEE overflow: straight from a and b into y (as map_unary).
+  std::size_t done = 0;
+  if (a.format == FormatId::float32 && b.format == FormatId::float32 && y.format == FormatId::float32 &&
+      o.compute != Compute::fp64 && o.overflow == Overflow::ieee && a.layout.is_contiguous() &&
+      b.layout.is_contiguous() && y.layout.is_contiguous()) {
+    done = n / kPad * kPad;
+    apply(op, alpha, static_cast<const float*>(a.data), static_cast<const float*>(b.data),
+          static_cast<float*>(y.data), done);
+    if (done == n) return;
+  }
+  Reader ra(a, done), rb(b, done);
+  Writer out(y, o, done);
   std::vector<float> fa(padded(kChunk), 0.0f), fb(padded(kChunk), 0.0f), fc(padded(kChunk), 0.0f);
   std::vector<double> dbuf(o.compute == Compute::fp64 ? kChunk : 0);
-  for (std::size_t first = 0; first < n; first += kChunk) {
+  for (std::size_t first = done; first < n; first += kChunk) {
     const std::size_t count = std::min(kChunk, n - first);
     ra.read(count, fa.data());
     rb.read(count, fb.data());
@@ -405,7 +463,7 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
       out.write(dbuf.data(), count, first, 0);
       continue;
     }
-    HWY_DISPATCH_TABLE(ApplyBinaryF32)[dispatch_index()](op, alpha, fa.data(), fb.data(), fc.data(), padded(count));
+    apply(op, alpha, fa.data(), fb.data(), fc.data(), padded(count));
     out.write(fc.data(), count, first, 0);
   }
 }

@@ -207,6 +207,10 @@ void matmul_narrow_reference(const MatmulProblem& p, Accumulator acc, double* ou
   else fail("matmul_narrow_reference: fp16 or bf16 only");
 }
 
+void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o, double* out) {
+  accumulate_tensor_core_reference(p, o, out);
+}
+
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
                         const void* scales, const char* name) {
   const std::string op = std::string("block-scaled ") + name;

@@ -40,7 +40,7 @@ int alignment_exponent(double x, int emin) {
   return e < emin ? emin : e;
 }
 
-constexpr int kZeroExponent = -133;  // a zero term's alignment exponent (MMA-Sim, sm_90, fp32 output)
+constexpr int kZeroExponent = kTensorCoreZeroExponent;
 constexpr int kFp32Emin = -126;
 
 // x truncated toward zero to a multiple of 2^q, as an integer count of 2^q.
@@ -144,6 +144,11 @@ double tensor_core_dot(const TensorCoreModel& model, const float* a, const float
 }
 
 void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out) {
+  if (tensor_core_fast(p, tensor_core_model(p, o), out)) return;
+  accumulate_tensor_core_reference(p, o, out);
+}
+
+void accumulate_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o, double* out) {
   const TensorCoreModel model = tensor_core_model(p, o);
   for (std::size_t i = 0; i < p.m; ++i)
     for (std::size_t j = 0; j < p.n; ++j)

@@ -24,6 +24,16 @@ int tensor_core_block(const MatmulOptions& o, const OperandRange& ra, const Oper
 double tensor_core_dot(const TensorCoreModel& model, const float* a, const float* b,
                        std::size_t ldb, std::size_t k);
 
+// A zero term's alignment exponent (MMA-Sim, sm_90, fp32 output).
+inline constexpr int kTensorCoreZeroExponent = -133;
+
+// The SIMD model (tensor_core_simd.cpp); false where it does not apply
+// (blocks of more than 32, F > 44, no double lanes): the caller then runs the
+// scalar tensor_core_dot.
+bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out);
+
 void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out);
+// The scalar model alone: the reference of the SIMD one.
+void accumulate_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o, double* out);
 
 }  // namespace lplab::kernels::detail

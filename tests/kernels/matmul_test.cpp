@@ -276,13 +276,16 @@ TEST(Matmul, fp32_gemm_follows_the_simd_target) {
     ScopedSimdTarget pin(t.id);
     const std::string isa = detail::gemm_f32_isa();
 #if defined(__x86_64__) && LPLAB_TEST_GEMM_LEVELS
-    if (t.name.rfind("AVX3", 0) == 0) EXPECT_NE(isa.find("AVX512"), std::string::npos) << isa;
+    if (t.name.rfind("AVX3", 0) == 0) {
+      EXPECT_NE(isa.find("AVX512"), std::string::npos) << isa;
+    }
     if (t.name == "AVX2") {  // Eigen 3.4 names its AVX2 + FMA build "AVX SSE, ..."
       EXPECT_EQ(isa.rfind("AVX", 0), 0u) << isa;
       EXPECT_EQ(isa.find("AVX512"), std::string::npos) << isa;
     }
-    if (t.name == "SSE4" || t.name == "SSSE3" || t.name == "EMU128" || t.name == "SCALAR")
+    if (t.name == "SSE4" || t.name == "SSSE3" || t.name == "EMU128" || t.name == "SCALAR") {
       EXPECT_EQ(isa.find("AVX"), std::string::npos) << t.name << ": " << isa;
+    }
 #endif
     matmul(m, n, k, a.data(), b.data(), c.data());
     for (std::size_t i = 0; i < m; ++i)
@@ -578,6 +581,57 @@ TEST(TensorCore, model_matches_the_bit_field_reference) {
 }
 
 // Values that pin the model's steps, worked by hand.
+// The SIMD tensor-core model against the scalar one, bit for bit, on every
+// target: 8-bit and 16-bit operands (blocks of 32 and 16), F = 13 and 25, with
+// and without promotion, a ragged last block, subnormal and zero operands,
+// mixed signs (truncation of negative sums), and infinities and NaN.
+TEST(TensorCore, simd_model_matches_the_scalar_model) {
+  const std::size_t m = 4, n = 21, k = 200;
+  auto check = [&](const std::vector<float>& a, const std::vector<float>& b, detail::OperandRange ra,
+                   detail::OperandRange rb, const MatmulOptions& o) {
+    const detail::MatmulProblem p{m, n, k, a.data(), b.data(), ra, rb};
+    std::vector<double> want(m * n), got(m * n);
+    detail::matmul_tensor_core_reference(p, o, want.data());
+    for (const SimdTarget& t : simd_targets()) {
+      ScopedSimdTarget pin(t.id);
+      detail::matmul_accumulate(p, o, got.data());
+      for (std::size_t i = 0; i < m * n; ++i) {
+        const bool same_value = std::isnan(want[i]) ? std::isnan(got[i])
+                                                    : std::bit_cast<std::uint64_t>(want[i]) == std::bit_cast<std::uint64_t>(got[i]);
+        ASSERT_TRUE(same_value) << t.name << " F=" << o.tc_fraction_bits << " promote " << o.promote_every << " at " << i
+                                << ": " << got[i] << " vs " << want[i];
+      }
+    }
+  };
+  auto as_floats = [](const auto& v) {
+    std::vector<float> out;
+    for (auto x : v) out.push_back(static_cast<float>(x));
+    return out;
+  };
+  {
+    auto a = as_floats(random_finite<float8_e4m3fn>(m * k, 31));
+    auto b = as_floats(random_finite<float8_e5m2>(k * n, 32));
+    for (std::size_t i = 0; i < b.size(); i += 7) b[i] = 0.0f;
+    for (int promote : {0, 64}) {
+      const MatmulOptions o{.accumulator = Accumulator::tensor_core, .tc_fraction_bits = 13, .promote_every = promote};
+      check(a, b, detail::operand_range<float8_e4m3fn>(), detail::operand_range<float8_e5m2>(), o);
+    }
+    a[2 * k + 50] = std::numeric_limits<float>::infinity();
+    b[100 * n + 3] = -std::numeric_limits<float>::infinity();
+    b[10 * n + 9] = std::numeric_limits<float>::quiet_NaN();
+    check(a, b, detail::operand_range<float8_e4m3fn>(), detail::operand_range<float8_e5m2>(),
+          {.accumulator = Accumulator::tensor_core, .tc_fraction_bits = 13, .promote_every = 128});
+  }
+  {
+    const auto a = as_floats(random_finite<bfloat16>(m * k, 33));
+    const auto b = as_floats(random_finite<float16>(k * n, 34));
+    for (int f : {13, 25})
+      for (int promote : {0, 32})
+        check(a, b, detail::operand_range<bfloat16>(), detail::operand_range<float16>(),
+              {.accumulator = Accumulator::tensor_core, .tc_fraction_bits = f, .promote_every = promote});
+  }
+}
+
 TEST(TensorCore, hand_worked_blocks) {
   auto tc = [](const std::vector<float8_e4m3fn>& a, const std::vector<float8_e4m3fn>& b, int F = 13) {
     float c = -1;

@@ -123,6 +123,8 @@ constexpr int precision() {
 void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& options, double* out);
 // The scalar reference of the fp16/bf16 accumulators' SIMD kernel (tests).
 void matmul_narrow_reference(const MatmulProblem& p, Accumulator acc, double* out);
+// The scalar tensor-core model, the reference of its SIMD kernel (tests).
+void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& options, double* out);
 // Accumulator::fp32: the float sums.
 void matmul_fp32(const MatmulProblem& p, const MatmulOptions& options, float* out);
 // The instruction sets of the Eigen copy that Accumulator::fp32 runs on this
