@@ -24,6 +24,12 @@
 
 #include "lplab/kernels.h"
 
+#if LPLAB_BENCH_ONEDNN
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
 namespace bench {
 void eigen_native_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, float* c);
 const char* eigen_native_isa();
@@ -92,6 +98,43 @@ void BM_matmul(benchmark::State& state, Accumulator acc, std::size_t n, unsigned
   state.SetLabel(lplab::kernels::current_simd_target().name);
 }
 
+#if LPLAB_BENCH_ONEDNN
+// oneDNN's matmul, C (f32) = A * B with A, B in `dt`, on `threads` OpenMP
+// threads: the CPU's native GEMM for that type, or an error where oneDNN has
+// no implementation for this CPU (f16 needs AVX512-FP16 or AMX).
+void BM_onednn(benchmark::State& state, dnnl::memory::data_type dt, int threads) {
+  using dnnl::memory;
+  omp_set_num_threads(threads);
+  const memory::dim n = 2048;
+  try {
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream s(eng);
+    const memory::desc ab_md({n, n}, dt, memory::format_tag::ab);
+    const memory::desc c_md({n, n}, memory::data_type::f32, memory::format_tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ab_md, ab_md, c_md), eng);
+    const dnnl::matmul prim(pd);
+    memory a(ab_md, eng), b(ab_md, eng), c(c_md, eng);
+    const auto values = normal<float>(static_cast<std::size_t>(n * n), 5);
+    for (memory* m : {&a, &b}) {
+      void* p = m->get_data_handle();
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        if (dt == memory::data_type::f32) static_cast<float*>(p)[i] = values[i];
+        else if (dt == memory::data_type::bf16) static_cast<std::uint16_t*>(p)[i] = lplab::bfloat16(values[i]).bits();
+        else static_cast<std::uint16_t*>(p)[i] = lplab::float16(values[i]).bits();
+      }
+    }
+    for (auto _ : state) {
+      prim.execute(s, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+      s.wait();
+    }
+    flops(state, 2.0 * n * n * n);
+    state.SetLabel(pd.impl_info_str());
+  } catch (const dnnl::error& e) {
+    state.SkipWithError(("oneDNN has no matmul for this type on this CPU: " + std::string(e.what())).c_str());
+  }
+}
+#endif
+
 constexpr std::size_t kRows = 4096, kCols = 4096;  // 16M elements: out of every cache
 
 void BM_copy(benchmark::State& state, std::size_t n) {
@@ -148,6 +191,17 @@ void register_all() {
   benchmark::RegisterBenchmark("peak/fma fp32", BM_fma_peak);
   benchmark::RegisterBenchmark("eigen-native/fp32/2048", BM_eigen_native, std::size_t{2048})->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("eigen-native/fp32/512", BM_eigen_native, std::size_t{512})->Unit(benchmark::kMillisecond);
+#if LPLAB_BENCH_ONEDNN
+  for (int threads : {1, 2}) {
+    const std::string t = "/threads:" + std::to_string(threads);
+    benchmark::RegisterBenchmark(("onednn/f32/2048" + t).c_str(), BM_onednn, dnnl::memory::data_type::f32, threads)
+        ->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(("onednn/bf16/2048" + t).c_str(), BM_onednn, dnnl::memory::data_type::bf16, threads)
+        ->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(("onednn/f16/2048" + t).c_str(), BM_onednn, dnnl::memory::data_type::f16, threads)
+        ->Unit(benchmark::kMillisecond)->UseRealTime();
+  }
+#endif
   register_type<float>("float");
   register_type<lplab::bfloat16>("bf16");
   register_type<lplab::float16>("fp16");
@@ -202,6 +256,19 @@ void summary() {
       std::printf("%-44s %10.1f  %.2fx Eigen native (1 thread), %.0f%% of %d-core peak\n", name.c_str(), r / 1e9,
                   r / eigen_, 100 * r / (peak * threads), threads);
     }
+  std::printf("\n%-44s %10s  %s\n", "oneDNN matmul 2048^3 (native)", "GFLOP/s", "ratio");
+#if LPLAB_BENCH_ONEDNN
+  for (const char* t : {"f32", "bf16", "f16"})
+    for (int threads : {1, 2}) {
+      const std::string name = std::string("onednn/") + t + "/2048/threads:" + std::to_string(threads);
+      const double r = rate(name);
+      if (std::isnan(r)) std::printf("%-44s %10s  (no oneDNN kernel for it on this CPU)\n", name.c_str(), "-");
+      else std::printf("%-44s %10.1f  %.2fx Eigen native (1 thread), %.0f%% of %d-core fp32 peak\n", name.c_str(),
+                       r / 1e9, r / eigen_, 100 * r / (peak * threads), threads);
+    }
+#else
+  std::printf("(oneDNN not built in: install libdnnl-dev)\n");
+#endif
   std::printf("\n%-44s %10s  %s\n", "emulated accumulators 512^3", "GFLOP/s", "ratio to lplab fp32 at 512^3");
   const double f512 = rate("matmul/float/fp32/512");
   for (const char* name : {"matmul/float/fp32/512", "matmul/bf16/bf16/512", "matmul/fp16/fp16/512",

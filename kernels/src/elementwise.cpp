@@ -228,15 +228,179 @@ void scatter(const void* in, std::size_t bytes, const std::ptrdiff_t* off, std::
   fail("elementwise: elements of " + std::to_string(bytes) + " bytes");
 }
 
-// One strided operand, read a chunk at a time as exact floats.
+// One unit of the engine's work: at most kChunk elements of the output, as
+// runs of consecutive row-major indices (what stochastic rounding's draws are
+// indexed by), with every operand's element offsets in the same order — or,
+// in linear mode (every operand contiguous), no offsets: one run, and each
+// operand's elements are at its pointer + the run's first index.
+struct Item {
+  std::size_t count = 0;
+  std::vector<std::pair<std::uint64_t, std::size_t>> runs;
+  std::vector<std::vector<std::ptrdiff_t>> offsets;  // per layout; empty in linear mode
+};
+
+// Walks the output's elements. In linear mode in row-major order; otherwise
+// in tiles of the last two dimensions (64 columns wide where some operand
+// steps through memory along the last dimension, as a transposed view does;
+// whole rows where all run along it), so that each tile touches few rows of
+// memory of every operand instead of one cache line and one page per element.
+class Walker {
+ public:
+  // layouts[0] is the output's; all have its shape. Linear mode starts at
+  // row-major index `first`.
+  Walker(std::vector<const Layout*> layouts, std::size_t first = 0) : l_(std::move(layouts)) {
+    const Layout& y = *l_[0];
+    n_ = y.numel();
+    linear_ = std::all_of(l_.begin(), l_.end(), [](const Layout* l) { return l->is_contiguous(); });
+    pos_ = linear_ ? first : 0;
+    if (linear_ || n_ == 0) return;
+    rank_ = y.rank();
+    rows_ = rank_ >= 2 ? y.size(rank_ - 2) : 1;
+    cols_ = y.size(rank_ - 1);
+    const bool all_unit = std::all_of(l_.begin(), l_.end(),
+                                      [&](const Layout* l) { return l->stride(rank_ - 1) == 1 || cols_ == 1; });
+    tile_cols_ = std::min(cols_, all_unit ? kChunk : std::size_t{64});
+    tile_rows_ = std::max<std::size_t>(1, std::min(rows_, kChunk / tile_cols_));
+    base_.assign(l_.size(), 0);
+  }
+  bool linear() const { return linear_; }
+
+  bool next(Item& it) {
+    it.runs.clear();
+    it.count = 0;
+    if (linear_) {
+      if (pos_ >= n_) return false;
+      it.count = std::min(kChunk, n_ - pos_);
+      it.runs.push_back({pos_, it.count});
+      it.offsets.clear();
+      pos_ += it.count;
+      return true;
+    }
+    if (pos_ >= n_) return false;
+    it.offsets.resize(l_.size());
+    for (auto& o : it.offsets) o.resize(kChunk);
+    // The tile [r0, r0 + tile_rows) x [c0, c0 + tile_cols) of matrix `outer_`.
+    const std::size_t r_end = std::min(rows_, r0_ + tile_rows_), c_end = std::min(cols_, c0_ + tile_cols_);
+    for (std::size_t r = r0_; r < r_end; ++r) {
+      it.runs.push_back({(outer_ * rows_ + r) * cols_ + c0_, c_end - c0_});
+      for (std::size_t k = 0; k < l_.size(); ++k) {
+        const std::ptrdiff_t sr = rank_ >= 2 ? l_[k]->stride(rank_ - 2) : 0, sc = l_[k]->stride(rank_ - 1);
+        std::ptrdiff_t off = base_[k] + static_cast<std::ptrdiff_t>(r) * sr + static_cast<std::ptrdiff_t>(c0_) * sc;
+        std::ptrdiff_t* o = it.offsets[k].data() + it.count;
+        for (std::size_t c = c0_; c < c_end; ++c, off += sc) *o++ = off;
+      }
+      it.count += c_end - c0_;
+    }
+    pos_ += it.count;
+    // The next tile, row of tiles, or matrix (an odometer over the outer dimensions).
+    c0_ = c_end;
+    if (c0_ == cols_) {
+      c0_ = 0;
+      r0_ = r_end;
+      if (r0_ == rows_) {
+        r0_ = 0;
+        ++outer_;
+        for (std::size_t d = rank_ >= 2 ? rank_ - 2 : 0; d-- > 0;) {
+          for (std::size_t k = 0; k < l_.size(); ++k) base_[k] += l_[k]->stride(d);
+          if (++idx_[d] < l_[0]->size(d)) break;
+          for (std::size_t k = 0; k < l_.size(); ++k)
+            base_[k] -= l_[k]->stride(d) * static_cast<std::ptrdiff_t>(idx_[d]);
+          idx_[d] = 0;
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::vector<const Layout*> l_;
+  std::size_t n_ = 0, pos_ = 0;
+  bool linear_ = true;
+  std::size_t rank_ = 0, rows_ = 1, cols_ = 1, tile_rows_ = 1, tile_cols_ = 1;
+  std::size_t r0_ = 0, c0_ = 0, outer_ = 0;
+  std::array<std::size_t, kMaxRank> idx_{};
+  std::vector<std::ptrdiff_t> base_;
+};
+
+// Reads operand `x` (layout `which` of the walker) of an item as exact floats.
+void read_item(const Operand& x, std::size_t which, const Item& it, float* out, std::vector<unsigned char>& codes) {
+  const std::size_t bytes = element_bytes(x.format);
+  const void* src;
+  if (it.offsets.empty()) {
+    src = static_cast<const unsigned char*>(x.data) + static_cast<std::ptrdiff_t>(it.runs[0].first * bytes);
+  } else {
+    gather(x.data, bytes, it.offsets[which].data(), it.count, codes.data());
+    src = codes.data();
+  }
+  bulk_convert(FormatId::float32, x.format, src, out, it.count, {});
+}
+
+// Rounds an item's floats into `to` (stochastic draws by row-major index,
+// step `step`), codes out in item order.
+void encode_item(FormatId to, const float* in, void* out, const Item& it, const ElementwiseOptions& o,
+                 std::size_t step) {
+  ConvertOptions c{.round = o.round, .overflow = o.overflow, .seed = o.seed + step};
+  if (o.round != Round::stochastic || it.runs.size() == 1) {
+    c.first_index = it.runs[0].first;
+    bulk_convert(to, FormatId::float32, in, out, it.count, c);
+    return;
+  }
+  const std::size_t bytes = element_bytes(to);
+  std::size_t done = 0;
+  for (const auto& [first, len] : it.runs) {
+    c.first_index = first;
+    bulk_convert(to, FormatId::float32, in + done, static_cast<unsigned char*>(out) + done * bytes, len, c);
+    done += len;
+  }
+}
+
+// Writes an item of the output from floats (rounded by encode_item) or from
+// doubles (Compute::fp64: one scalar conversion each).
+void write_item(const Output& y, const Item& it, const float* in, const ElementwiseOptions& o, std::size_t step,
+                std::vector<unsigned char>& codes) {
+  const std::size_t bytes = element_bytes(y.format);
+  if (it.offsets.empty()) {
+    encode_item(y.format, in, static_cast<unsigned char*>(y.data) + static_cast<std::ptrdiff_t>(it.runs[0].first * bytes),
+                it, o, step);
+    return;
+  }
+  encode_item(y.format, in, codes.data(), it, o, step);
+  scatter(codes.data(), bytes, it.offsets[0].data(), it.count, y.data);
+}
+void write_item(const Output& y, const Item& it, const double* in, const ElementwiseOptions& o, std::size_t step,
+                std::vector<unsigned char>& codes) {
+  const std::size_t bytes = element_bytes(y.format);
+  void* dst = it.offsets.empty()
+                  ? static_cast<unsigned char*>(y.data) + static_cast<std::ptrdiff_t>(it.runs[0].first * bytes)
+                  : static_cast<void*>(codes.data());
+  visit_format(y.format, [&](auto t) {
+    using T = typename decltype(t)::type;
+    T* out = static_cast<T*>(dst);
+    std::size_t i = 0;
+    for (const auto& [first, len] : it.runs)
+      for (std::size_t e = 0; e < len; ++e, ++i) {
+        const std::uint32_t bits = o.round == Round::stochastic ? stochastic_bits(o.seed + step, first + e) : 0;
+        out[i] = lplab::convert<T>(in[i], o.round, o.overflow, nullptr, bits);
+      }
+  });
+  if (!it.offsets.empty()) scatter(codes.data(), bytes, it.offsets[0].data(), it.count, y.data);
+}
+
+// Rounds an item's floats into `format` and back, in place (Compute::per_op
+// between steps).
+void round_through(FormatId format, float* x, const Item& it, const ElementwiseOptions& o, std::size_t step,
+                   std::vector<unsigned char>& scratch) {
+  if (format == FormatId::float32) return;
+  encode_item(format, x, scratch.data(), it, o, step);
+  bulk_convert(FormatId::float32, format, scratch.data(), x, it.count, {});
+}
+
+// One strided operand read in row-major order, a chunk at a time (the
+// reductions, whose fp32 and storage sums are defined in that order).
 class Reader {
  public:
-  // Starts at row-major index `first` of a contiguous operand (0 otherwise).
-  explicit Reader(const Operand& x, std::size_t first = 0)
-      : x_(x), bytes_(element_bytes(x.format)), cursor_(x.layout), codes_(kChunk * bytes_) {
-    cursor_.skip(first);
-  }
-  // The next `count` elements as floats into out.
+  explicit Reader(const Operand& x)
+      : x_(x), bytes_(element_bytes(x.format)), cursor_(x.layout), codes_(kChunk * bytes_) {}
   void read(std::size_t count, float* out) {
     const void* codes;
     if (cursor_.contiguous()) {
@@ -257,62 +421,6 @@ class Reader {
   std::vector<unsigned char> codes_;
   std::array<std::ptrdiff_t, kChunk> offsets_{};
 };
-
-// The output, written a chunk at a time from floats (or, for fp64, doubles).
-class Writer {
- public:
-  Writer(const Output& y, const ElementwiseOptions& o, std::size_t first = 0)
-      : y_(y), o_(o), bytes_(element_bytes(y.format)), cursor_(y.layout), codes_(kChunk * bytes_) {
-    cursor_.skip(first);
-  }
-  // Rounds `count` floats into the format (stochastic draws: step `step`,
-  // first element `first`) and stores them.
-  void write(const float* in, std::size_t count, std::uint64_t first, std::size_t step) {
-    ConvertOptions c{.round = o_.round, .overflow = o_.overflow, .seed = o_.seed + step, .first_index = first};
-    bulk_convert(y_.format, FormatId::float32, in, target(count), count, c);
-    commit(count);
-  }
-  void write(const double* in, std::size_t count, std::uint64_t first, std::size_t step) {
-    void* out = target(count);
-    visit_format(y_.format, [&](auto t) {
-      using T = typename decltype(t)::type;
-      T* dst = static_cast<T*>(out);
-      for (std::size_t i = 0; i < count; ++i) {
-        const std::uint32_t bits = o_.round == Round::stochastic ? stochastic_bits(o_.seed + step, first + i) : 0;
-        dst[i] = lplab::convert<T>(in[i], o_.round, o_.overflow, nullptr, bits);
-      }
-    });
-    commit(count);
-  }
-
- private:
-  void* target(std::size_t count) {
-    if (cursor_.contiguous())
-      return static_cast<unsigned char*>(y_.data) + cursor_.position() * static_cast<std::ptrdiff_t>(bytes_);
-    cursor_.next(count, offsets_.data());
-    return codes_.data();
-  }
-  void commit(std::size_t count) {
-    if (cursor_.contiguous()) cursor_.skip(count);
-    else scatter(codes_.data(), bytes_, offsets_.data(), count, y_.data);
-  }
-  const Output& y_;
-  const ElementwiseOptions& o_;
-  std::size_t bytes_;
-  Cursor cursor_;
-  std::vector<unsigned char> codes_;
-  std::array<std::ptrdiff_t, kChunk> offsets_{};
-};
-
-// Rounds a float buffer into `format` and back, in place (Compute::per_op
-// between steps).
-void round_through(FormatId format, float* x, std::size_t count, const ElementwiseOptions& o,
-                   std::uint64_t first, std::size_t step, std::vector<unsigned char>& scratch) {
-  if (format == FormatId::float32) return;
-  ConvertOptions c{.round = o.round, .overflow = o.overflow, .seed = o.seed + step, .first_index = first};
-  bulk_convert(format, FormatId::float32, x, scratch.data(), count, c);
-  bulk_convert(FormatId::float32, format, scratch.data(), x, count, {});
-}
 
 double apply_double(const Step& s, double x) {
   switch (s.op) {
@@ -399,29 +507,28 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
     }
     if (done == n) return;
   }
-  Reader in(x, done);
-  Writer out(y, o, done);
+  Walker walk({&y.layout, &x.layout}, done);
+  Item it;
   std::vector<float> buf(padded(kChunk), 0.0f);
   std::vector<double> dbuf(o.compute == Compute::fp64 ? kChunk : 0);
-  std::vector<unsigned char> scratch(kChunk * 4);
-  for (std::size_t first = done; first < n; first += kChunk) {
-    const std::size_t count = std::min(kChunk, n - first);
-    in.read(count, buf.data());
+  std::vector<unsigned char> codes(kChunk * 4), scratch(kChunk * 4);
+  const std::size_t last = chain.empty() ? 0 : chain.size() - 1;
+  while (walk.next(it)) {
+    read_item(x, 1, it, buf.data(), codes);
     if (o.compute == Compute::fp64) {
-      for (std::size_t i = 0; i < count; ++i) {
+      for (std::size_t i = 0; i < it.count; ++i) {
         double v = buf[i];
         for (const Step& s : chain) v = apply_double(s, v);
         dbuf[i] = v;
       }
-      out.write(dbuf.data(), count, first, chain.empty() ? 0 : chain.size() - 1);
+      write_item(y, it, dbuf.data(), o, last, codes);
       continue;
     }
     for (std::size_t s = 0; s < chain.size(); ++s) {
-      apply(chain[s].op, chain[s].param, buf.data(), buf.data(), padded(count));
-      if (o.compute == Compute::per_op && s + 1 < chain.size())
-        round_through(y.format, buf.data(), count, o, first, s, scratch);
+      apply(chain[s].op, chain[s].param, buf.data(), buf.data(), padded(it.count));
+      if (o.compute == Compute::per_op && s + 1 < chain.size()) round_through(y.format, buf.data(), it, o, s, scratch);
     }
-    out.write(buf.data(), count, first, chain.empty() ? 0 : chain.size() - 1);
+    write_item(y, it, buf.data(), o, last, codes);
   }
 }
 
@@ -450,21 +557,21 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
           static_cast<float*>(y.data), done);
     if (done == n) return;
   }
-  Reader ra(a, done), rb(b, done);
-  Writer out(y, o, done);
+  Walker walk({&y.layout, &a.layout, &b.layout}, done);
+  Item it;
   std::vector<float> fa(padded(kChunk), 0.0f), fb(padded(kChunk), 0.0f), fc(padded(kChunk), 0.0f);
   std::vector<double> dbuf(o.compute == Compute::fp64 ? kChunk : 0);
-  for (std::size_t first = done; first < n; first += kChunk) {
-    const std::size_t count = std::min(kChunk, n - first);
-    ra.read(count, fa.data());
-    rb.read(count, fb.data());
+  std::vector<unsigned char> codes(kChunk * 4);
+  while (walk.next(it)) {
+    read_item(a, 1, it, fa.data(), codes);
+    read_item(b, 2, it, fb.data(), codes);
     if (o.compute == Compute::fp64) {
-      for (std::size_t i = 0; i < count; ++i) dbuf[i] = apply_double(op, alpha, fa[i], fb[i]);
-      out.write(dbuf.data(), count, first, 0);
+      for (std::size_t i = 0; i < it.count; ++i) dbuf[i] = apply_double(op, alpha, fa[i], fb[i]);
+      write_item(y, it, dbuf.data(), o, 0, codes);
       continue;
     }
-    apply(op, alpha, fa.data(), fb.data(), fc.data(), padded(count));
-    out.write(fc.data(), count, first, 0);
+    apply(op, alpha, fa.data(), fb.data(), fc.data(), padded(it.count));
+    write_item(y, it, fc.data(), o, 0, codes);
   }
 }
 
