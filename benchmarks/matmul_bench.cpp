@@ -216,6 +216,7 @@ void register_all() {
   at512("matmul/e4m3/tensor_core/512", BM_matmul<lplab::float8_e4m3fn>, Accumulator::tensor_core);
   at512("matmul/bf16/tensor_core/512", BM_matmul<lplab::bfloat16>, Accumulator::tensor_core);
   at512("matmul/e4m3/fp64/512", BM_matmul<lplab::float8_e4m3fn>, Accumulator::fp64);
+  at512("matmul/bf16/bf16_dot2/512", BM_matmul<lplab::bfloat16>, Accumulator::bf16_dot2);
   for (std::size_t bytes_ : {kRows * kCols * 4, kRows * kCols * 2, kRows * kCols})
     benchmark::RegisterBenchmark(("copy/" + std::to_string(bytes_)).c_str(), BM_copy, bytes_)->Unit(benchmark::kMillisecond);
 }
@@ -272,7 +273,8 @@ void summary() {
   std::printf("\n%-44s %10s  %s\n", "emulated accumulators 512^3", "GFLOP/s", "ratio to lplab fp32 at 512^3");
   const double f512 = rate("matmul/float/fp32/512");
   for (const char* name : {"matmul/float/fp32/512", "matmul/bf16/bf16/512", "matmul/fp16/fp16/512",
-                           "matmul/e4m3/tensor_core/512", "matmul/bf16/tensor_core/512", "matmul/e4m3/fp64/512"})
+                           "matmul/e4m3/tensor_core/512", "matmul/bf16/tensor_core/512", "matmul/e4m3/fp64/512",
+                           "matmul/bf16/bf16_dot2/512"})
     std::printf("%-44s %10.2f  %.3fx\n", name, rate(name) / 1e9, rate(name) / f512);
   std::printf("\n%-44s %10s  %s\n", "elementwise, 16M elements", "GB/s", "ratio to a copy of the same bytes");
   const std::pair<const char*, std::size_t> types[] = {{"float", 4}, {"bf16", 2}, {"fp16", 2}, {"e4m3", 1}, {"e5m2", 1}};

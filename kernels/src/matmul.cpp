@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exact_sum.h"
+#include "bf16_dot2.h"
 #include "narrow_acc.h"
 #include "hwy/targets.h"
 #include "lplab/kernels/targets.h"
@@ -25,6 +26,7 @@ const char* accumulator_name(Accumulator a) {
     case Accumulator::fp16: return "fp16";
     case Accumulator::bf16: return "bf16";
     case Accumulator::tensor_core: return "tensor_core";
+    case Accumulator::bf16_dot2: return "bf16_dot2";
   }
   return "?";
 }
@@ -207,6 +209,11 @@ void matmul_narrow_reference(const MatmulProblem& p, Accumulator acc, double* ou
   else fail("matmul_narrow_reference: fp16 or bf16 only");
 }
 
+void matmul_bf16_dot2(const MatmulProblem& p, bool hardware, double* out) {
+  if (!hardware) return bf16_dot2_emulated(p, out);
+  if (!bf16_dot2_hardware(p, out)) fail("this CPU has no AVX512-BF16");
+}
+
 void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o, double* out) {
   accumulate_tensor_core_reference(p, o, out);
 }
@@ -241,9 +248,12 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
     case Accumulator::fp32:
     case Accumulator::fp16:
     case Accumulator::bf16:
-    case Accumulator::tensor_core: break;
+    case Accumulator::tensor_core:
+    case Accumulator::bf16_dot2: break;
     default: fail("unknown accumulator " + std::to_string(static_cast<int>(o.accumulator)));
   }
+  if (o.accumulator == Accumulator::bf16_dot2 && !(ra.bf16_exact && rb.bf16_exact))
+    fail("the bf16_dot2 accumulator takes operands exact in bf16 (bf16 or a format of 8 bits or fewer)");
   if (o.accumulator == Accumulator::fp64 && o.round == Round::stochastic && output_precision > 21)
     fail("stochastic rounding of the fp64 sum into a " + std::to_string(output_precision) +
          "-bit output needs more than the 53 bits it keeps; use an output of at most 21 bits");
@@ -297,6 +307,9 @@ void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out
     case Accumulator::fp16: narrow_accumulate(narrow_format<float16>(), p.m, p.n, p.k, p.a, p.b, out); return;
     case Accumulator::bf16: narrow_accumulate(narrow_format<bfloat16>(), p.m, p.n, p.k, p.a, p.b, out); return;
     case Accumulator::tensor_core: accumulate_tensor_core(p, o, out); return;
+    case Accumulator::bf16_dot2:
+      if (!bf16_dot2_hardware(p, out)) bf16_dot2_emulated(p, out);
+      return;
   }
 }
 

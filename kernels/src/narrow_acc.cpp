@@ -54,35 +54,51 @@ HWY_ATTR void NarrowAccumulate(const NarrowFormat& f, std::size_t m, std::size_t
   const auto inf = hn::Set(d, HUGE_VAL);
   const auto sign_mask = hn::Set(d, -0.0);
   const auto zero = hn::Zero(d);
-  for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < ldb; j += N) hn::StoreU(zero, d, acc + j);
-    for (std::size_t t = 0; t < k; ++t) {
-      const auto va = hn::Set(d, static_cast<double>(a[i * k + t]));
-      const double* brow = b + t * ldb;
-      for (std::size_t j = 0; j < ldb; j += N) {
-        const auto x = hn::LoadU(d, acc + j);
-        const auto prod = hn::Mul(va, hn::LoadU(d, brow + j));
-        // 2. TwoSum and round-to-odd.
-        const auto hi = hn::Add(x, prod);
-        const auto bb = hn::Sub(hi, x);
-        const auto lo = hn::Add(hn::Sub(x, hn::Sub(hi, bb)), hn::Sub(prod, bb));
-        const auto finite = hn::IsFinite(hi);
-        const auto hbits = hn::BitCast(di, hi);
-        const auto even = hn::Eq(hn::And(hbits, one_i), zero_i);
-        const auto inexact = hn::RebindMask(di, hn::And(hn::Ne(lo, zero), finite));
-        const auto opposite = hn::Lt(hn::Xor(hbits, hn::BitCast(di, lo)), zero_i);  // signs differ
-        const auto step = hn::IfThenElse(opposite, minus_one_i, one_i);
-        const auto obits = hn::IfThenElse(hn::And(inexact, even), hn::Add(hbits, step), hbits);
-        // 3. Nearest-even into the format.
-        const auto e = hn::Max(hn::Sub(hn::And(hn::ShiftRight<52>(obits), exp_mask), bias), emin);
-        const auto down = hn::BitCast(d, hn::ShiftLeft<52>(hn::Sub(field_down, e)));
-        const auto up = hn::BitCast(d, hn::ShiftLeft<52>(hn::Add(field_up, e)));
-        auto r = hn::Mul(hn::Round(hn::Mul(hn::BitCast(d, obits), down)), up);
-        r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_at), hn::Or(inf, hn::And(r, sign_mask)), r);
-        hn::StoreU(hn::IfThenElse(finite, r, hi), d, acc + j);
+  // One accumulation step for a vector of columns.
+  auto step = [&](auto x, auto va, auto vb) HWY_ATTR {
+    const auto prod = hn::Mul(va, vb);
+    // 2. TwoSum and round-to-odd.
+    const auto hi = hn::Add(x, prod);
+    const auto bb = hn::Sub(hi, x);
+    const auto lo = hn::Add(hn::Sub(x, hn::Sub(hi, bb)), hn::Sub(prod, bb));
+    const auto finite = hn::IsFinite(hi);
+    const auto hbits = hn::BitCast(di, hi);
+    const auto even = hn::Eq(hn::And(hbits, one_i), zero_i);
+    const auto inexact = hn::RebindMask(di, hn::And(hn::Ne(lo, zero), finite));
+    const auto opposite = hn::Lt(hn::Xor(hbits, hn::BitCast(di, lo)), zero_i);  // signs differ
+    const auto adjust = hn::IfThenElse(opposite, minus_one_i, one_i);
+    const auto obits = hn::IfThenElse(hn::And(inexact, even), hn::Add(hbits, adjust), hbits);
+    // 3. Nearest-even into the format.
+    const auto e = hn::Max(hn::Sub(hn::And(hn::ShiftRight<52>(obits), exp_mask), bias), emin);
+    const auto down = hn::BitCast(d, hn::ShiftLeft<52>(hn::Sub(field_down, e)));
+    const auto up = hn::BitCast(d, hn::ShiftLeft<52>(hn::Add(field_up, e)));
+    auto r = hn::Mul(hn::Round(hn::Mul(hn::BitCast(d, obits), down)), up);
+    r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_at), hn::Or(inf, hn::And(r, sign_mask)), r);
+    return hn::IfThenElse(finite, r, hi);
+  };
+  // Four vectors of columns at a time, their accumulators in registers: four
+  // independent chains per step, and a k x 4N panel of B that stays in cache
+  // across the rows of A.
+  (void)acc;
+  for (std::size_t j = 0; j < ldb; j += 4 * N) {
+    for (std::size_t i = 0; i < m; ++i) {
+      const float* ar = a + i * k;
+      auto x0 = zero, x1 = zero, x2 = zero, x3 = zero;
+      for (std::size_t t = 0; t < k; ++t) {
+        const auto va = hn::Set(d, static_cast<double>(ar[t]));
+        const double* brow = b + t * ldb + j;
+        x0 = step(x0, va, hn::LoadU(d, brow));
+        x1 = step(x1, va, hn::LoadU(d, brow + N));
+        x2 = step(x2, va, hn::LoadU(d, brow + 2 * N));
+        x3 = step(x3, va, hn::LoadU(d, brow + 3 * N));
       }
+      HWY_ALIGN double lanes[4 * HWY_MAX_BYTES / sizeof(double)];
+      hn::Store(x0, d, lanes);
+      hn::Store(x1, d, lanes + N);
+      hn::Store(x2, d, lanes + 2 * N);
+      hn::Store(x3, d, lanes + 3 * N);
+      for (std::size_t c = 0; c < 4 * N && j + c < n; ++c) out[i * n + j + c] = lanes[c];
     }
-    for (std::size_t j = 0; j < n; ++j) out[i * n + j] = acc[j];
   }
 #else
   // Targets without double lanes: the same steps, one column at a time.

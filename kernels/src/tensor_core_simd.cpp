@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "hwy/highway.h"
 #include "kernel_args.h"
@@ -34,11 +35,14 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Rows [0, m) of out (m x n): a (m x k floats) with alignment exponents ea
 // (kZero for a zero), b (k x ldb doubles, zero-padded) with eb. c and promoted
 // are scratch rows of ldb doubles.
+// row_special[i]: row i of A has an infinity or NaN; col_special[v]: some
+// column of vector v of B has one.
 HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::size_t n, std::size_t k,
                              const float* HWY_RESTRICT a, const std::int64_t* HWY_RESTRICT ea,
                              const double* HWY_RESTRICT b, const std::int64_t* HWY_RESTRICT eb,
                              std::size_t ldb, double* HWY_RESTRICT out, double* HWY_RESTRICT c,
-                             double* HWY_RESTRICT promoted) {
+                             double* HWY_RESTRICT promoted, const unsigned char* row_special,
+                             const unsigned char* col_flags) {
 #if HWY_HAVE_FLOAT64
   const hn::ScalableTag<double> d;
   const hn::RebindToSigned<decltype(d)> di;
@@ -59,6 +63,8 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
   auto exponent_of = [&](auto v) HWY_ATTR {  // floor(log2 |v|) of a nonzero normal double
     return hn::Sub(hn::And(hn::ShiftRight<52>(hn::BitCast(di, v)), exp_mask), bias);
   };
+  std::vector<unsigned char> col_special(ldb / N, 0);
+  for (std::size_t j = 0; j < ldb; ++j) col_special[j / N] |= col_flags[j];
   for (std::size_t i = 0; i < m; ++i) {
     const float* ar = a + i * k;
     const std::int64_t* er = ea + i * k;
@@ -71,22 +77,24 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
       const std::size_t end = std::min(k, start + block);
       for (std::size_t j = 0; j < ldb; j += N) {
         const auto vc = hn::LoadU(d, c + j);
-        // Specials: IEEE's sum of the non-finite terms.
-        auto any_special = hn::Not(hn::IsFinite(vc));
-        auto special = hn::IfThenElseZero(any_special, vc);
-        // Step 1.
+        // Step 1. A zero C counts -133; a nonzero C at least -126, which is
+        // above -133, so that zero products (whose operand exponents are
+        // kNoExponent, far below) never decide E.
         const auto c_zero = hn::Eq(vc, zero);
         auto E = hn::IfThenElse(hn::RebindMask(di, c_zero), zero_exp, hn::Max(exponent_of(vc), fp32_emin));
-        for (std::size_t t = start; t < end; ++t) {
-          const auto vb = hn::LoadU(d, b + t * ldb + j);
-          const auto prod = hn::Mul(hn::Set(d, static_cast<double>(ar[t])), vb);
-          const auto fin = hn::IsFinite(prod);
-          special = hn::IfThenElse(fin, special, hn::IfThenElse(any_special, hn::Add(special, prod), prod));
-          any_special = hn::Or(any_special, hn::Not(fin));
-          const auto e = hn::IfThenElse(hn::RebindMask(di, hn::Eq(prod, zero)), zero_exp,
-                                        hn::Add(hn::Set(di, er[t]), hn::LoadU(di, eb + t * ldb + j)));
-          E = hn::Max(E, e);
+        auto any_special = hn::Not(hn::IsFinite(vc));
+        auto special = hn::IfThenElseZero(any_special, vc);
+        if (row_special[i] || col_special[j / N] || !hn::AllFalse(d, any_special)) {
+          // Specials: IEEE's sum of the non-finite terms.
+          for (std::size_t t = start; t < end; ++t) {
+            const auto prod = hn::Mul(hn::Set(d, static_cast<double>(ar[t])), hn::LoadU(d, b + t * ldb + j));
+            const auto fin = hn::IsFinite(prod);
+            special = hn::IfThenElse(fin, special, hn::IfThenElse(any_special, hn::Add(special, prod), prod));
+            any_special = hn::Or(any_special, hn::Not(fin));
+          }
         }
+        for (std::size_t t = start; t < end; ++t)
+          E = hn::Max(E, hn::Add(hn::Set(di, er[t]), hn::LoadU(di, eb + t * ldb + j)));
         // Steps 2-3: the grid 2^(E - F).
         const auto down = pow2(hn::Sub(hn::Set(di, F), E));  // 2^(F - E)
         const auto up = pow2(hn::Sub(E, hn::Set(di, F)));    // 2^(E - F)
@@ -127,7 +135,7 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
   }
 #else
   (void)model, (void)m, (void)n, (void)k, (void)a, (void)ea, (void)b, (void)eb, (void)ldb, (void)out,
-      (void)c, (void)promoted;
+      (void)c, (void)promoted, (void)row_special, (void)col_flags;
   HWY_ASSERT(false);  // never dispatched: tensor_core_fast() declines without double lanes
 #endif
 }
@@ -146,10 +154,14 @@ HWY_EXPORT(TensorCoreRows);
 HWY_EXPORT(HaveDoubleLanes);
 
 namespace {
-// The alignment exponent of an operand: floor(log2 |x|), at least emin; any
-// value for a zero (its products take kTensorCoreZeroExponent).
+// A zero operand's exponent: so low that a zero product never decides E (see
+// step 1), and a sum of two stays far from overflow.
+constexpr std::int64_t kNoExponent = -100000;
+
+// The alignment exponent of an operand: floor(log2 |x|), at least emin.
 std::int64_t operand_exponent(float x, int emin) {
-  if (x == 0 || !std::isfinite(x)) return 0;
+  if (x == 0) return kNoExponent;
+  if (!std::isfinite(x)) return 0;  // the block is decided by the specials
   return std::max(std::ilogb(x), emin);
 }
 }  // namespace
@@ -161,14 +173,22 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   const std::size_t ldb = (n + 63) / 64 * 64;
   std::vector<std::int64_t> ea(m * k), eb(k * ldb, 0);
   std::vector<double> bd(k * ldb, 0.0), c(ldb), promoted(ldb);
-  for (std::size_t i = 0; i < m * k; ++i) ea[i] = operand_exponent(p.a[i], model.emin_a);
+  std::vector<unsigned char> row_special(m, 0), col_special(ldb, 0);
+  for (std::size_t i = 0; i < m * k; ++i) {
+    ea[i] = operand_exponent(p.a[i], model.emin_a);
+    if (!std::isfinite(p.a[i])) row_special[i / k] = 1;
+  }
   for (std::size_t t = 0; t < k; ++t)
     for (std::size_t j = 0; j < n; ++j) {
       bd[t * ldb + j] = p.b[t * n + j];
-      eb[t * ldb + j] = operand_exponent(p.b[t * n + j], model.emin_b);
+      eb[t * ldb + j] = j < n ? operand_exponent(p.b[t * n + j], model.emin_b) : kNoExponent;
+      if (!std::isfinite(p.b[t * n + j])) col_special[j] = 1;
     }
+  for (std::size_t t = 0; t < k; ++t)
+    for (std::size_t j = n; j < ldb; ++j) eb[t * ldb + j] = kNoExponent;  // the zero padding
   HWY_DISPATCH_TABLE(TensorCoreRows)[dispatch_index()](model, m, n, k, p.a, ea.data(), bd.data(), eb.data(),
-                                                       ldb, out, c.data(), promoted.data());
+                                                       ldb, out, c.data(), promoted.data(), row_special.data(),
+                                                       col_special.data());
   return true;
 }
 

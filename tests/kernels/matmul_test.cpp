@@ -299,6 +299,62 @@ TEST(Matmul, fp32_gemm_follows_the_simd_target) {
   }
 }
 
+// bf16_dot2: the emulation from the instruction's definition on worked
+// values, and against the instruction itself where the CPU has AVX512-BF16.
+TEST(Bf16Dot2, pairs_odd_first_with_daz_and_ftz) {
+  // Products 1, 2^25, 1, -2^25: the pairs run p1, p0, p3, p2: 2^25, 2^25 + 1
+  // -> 2^25 (ulp 4), 0, then 1. In order k = 0, 1, ... fp32 gives 0.
+  const bfloat16 a[] = {bfloat16(1.0f), bfloat16(0x1p25f), bfloat16(1.0f), bfloat16(-0x1p25f)};
+  const bfloat16 b[] = {bfloat16(1.0f), bfloat16(1.0f), bfloat16(1.0f), bfloat16(1.0f)};
+  float c = -1;
+  matmul(1, 1, 4, a, b, &c, {.accumulator = Accumulator::bf16_dot2});
+  EXPECT_EQ(c, 1.0f);
+  matmul(1, 1, 4, a, b, &c, {.accumulator = Accumulator::bf16});
+  EXPECT_EQ(c, 0.0f);
+  // A bf16 subnormal operand reads as zero; a product below 2^-126 flushes.
+  const bfloat16 sub[] = {bfloat16::from_bits(0x0001), bfloat16(0x1p-70f)};
+  const bfloat16 one[] = {bfloat16(0x1p100f), bfloat16(0x1p-70f)};
+  matmul(1, 1, 1, sub, one, &c, {.accumulator = Accumulator::bf16_dot2});
+  EXPECT_EQ(c, 0.0f);  // 2^-133 * 2^100 would be 2^-33 without DAZ
+  matmul(1, 1, 1, sub + 1, one + 1, &c, {.accumulator = Accumulator::bf16_dot2});
+  EXPECT_EQ(c, 0.0f);  // 2^-140 is a denormal result: flushed
+  matmul(1, 1, 1, sub + 1, one + 1, &c, {.accumulator = Accumulator::fp64});
+  EXPECT_EQ(c, 0x1p-140f);
+  // Operands must be exact in bf16.
+  const float16 h[] = {float16(1.0f)};
+  EXPECT_THROW(matmul(1, 1, 1, h, h, &c, {.accumulator = Accumulator::bf16_dot2}), std::invalid_argument);
+}
+
+TEST(Bf16Dot2, emulation_matches_vdpbf16ps) {
+  const std::size_t m = 7, n = 37, k = 301;  // odd k, ragged n
+  std::mt19937 rng(23);
+  std::vector<float> a(m * k), b(k * n);
+  auto bf16_value = [&](std::uint32_t bits) { return static_cast<float>(bfloat16::from_bits(static_cast<std::uint16_t>(bits))); };
+  for (auto& x : a) x = bf16_value(rng() & 0xffff);
+  for (auto& x : b) {
+    x = bf16_value((rng() & 0x3fff) | 0x3000 | (rng() & 0x8000));  // moderate exponents: sums that round
+    if (rng() % 50 == 0) x = bf16_value(rng() & 0x807f);           // bf16 subnormals and zeros
+  }
+  for (auto& x : a)
+    if (std::isnan(x) && rng() % 4 != 0) x = 1.0f;  // keep a few NaNs and infinities, not a quarter of them
+  const detail::MatmulProblem p{m, n, k, a.data(), b.data(), detail::operand_range<bfloat16>(), detail::operand_range<bfloat16>()};
+  std::vector<double> emulated(m * n), hardware(m * n);
+  detail::matmul_bf16_dot2(p, false, emulated.data());
+  try {
+    detail::matmul_bf16_dot2(p, true, hardware.data());
+  } catch (const std::invalid_argument&) {
+    GTEST_SKIP() << "this CPU has no AVX512-BF16: the emulation is checked only on worked values";
+  }
+  std::size_t finite = 0;
+  for (std::size_t i = 0; i < m * n; ++i) {
+    finite += std::isfinite(emulated[i]);
+    const bool same_value = std::isnan(emulated[i]) ? std::isnan(hardware[i])
+                                                    : std::bit_cast<std::uint64_t>(emulated[i]) == std::bit_cast<std::uint64_t>(hardware[i]);
+    ASSERT_TRUE(same_value) << i << ": emulated " << emulated[i] << ", vdpbf16ps " << hardware[i];
+  }
+  EXPECT_GT(finite, m * n / 2);
+}
+
 // MXFP8 operands: the fp64 accumulator against MPFR's exact sum of
 // element x 2^(scale code - 127) products, computed from the raw codes.
 TEST(Matmul, block_scaled_operands_apply_their_scales) {

@@ -47,6 +47,15 @@ enum class Accumulator {
   // (arXiv 2511.10909) describes Hopper's wgmma: see MatmulOptions and
   // docs/tensor-core-model.md.
   tensor_core,
+  // x86's VDPBF16PS (AVX512-BF16) numerics, in a GEMM's order (Intel SDM,
+  // VDPBF16PS): k is taken in pairs (2p, 2p + 1), padded with +0 products
+  // for an odd k; each pair goes into an fp32 accumulator (from +0) by two
+  // fused multiply-adds, the odd element first, each rounded to nearest-even,
+  // with denormal inputs read as zero and denormal results flushed to zero.
+  // The operands must be exact in bf16 (bf16 and every format of 8 bits or
+  // fewer). Where the CPU has AVX512-BF16 the instruction itself runs; else
+  // a scalar emulation — a test checks the two agree bit for bit.
+  bf16_dot2,
 };
 
 const char* accumulator_name(Accumulator a);
@@ -83,6 +92,7 @@ struct OperandRange {
   int magnitude_bits = 0;
   int storage_bits = 32;  // the operand format's width (the tensor-core block size depends on it)
   int emin = -126;        // the exponent of the smallest normal value
+  bool bf16_exact = false;  // every value is a bf16 value (Accumulator::bf16_dot2)
 };
 
 template <class T>
@@ -94,7 +104,9 @@ constexpr OperandRange operand_range() {
     // numpy's conventions: 2^minexp is the smallest normal, max < 2^maxexp.
     const int quantum = F::has_subnormals ? F::minexp - F::nmant : F::minexp;
     const int bits = F::maxexp - quantum;
-    return {bits <= 48, quantum, bits, F::bits, F::minexp};
+    // bf16: 8 significant bits, exponents -133 (its smallest subnormal) to 127.
+    constexpr bool in_bf16 = F::nmant <= 7 && F::maxexp <= 128 && quantum >= -133;
+    return {bits <= 48, quantum, bits, F::bits, F::minexp, in_bf16};
   }
 }
 
@@ -123,6 +135,9 @@ constexpr int precision() {
 void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& options, double* out);
 // The scalar reference of the fp16/bf16 accumulators' SIMD kernel (tests).
 void matmul_narrow_reference(const MatmulProblem& p, Accumulator acc, double* out);
+// Accumulator::bf16_dot2 by the emulation (hardware = false) or by the
+// instruction (true; throws std::invalid_argument without AVX512-BF16).
+void matmul_bf16_dot2(const MatmulProblem& p, bool hardware, double* out);
 // The scalar tensor-core model, the reference of its SIMD kernel (tests).
 void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& options, double* out);
 // Accumulator::fp32: the float sums.
