@@ -8,7 +8,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev libhwy-dev)
 if [[ "${1:-}" == --tests ]]; then
-  packages+=(libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev libdnnl-dev python3 python3-venv ca-certificates)
+  packages+=(libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev libdnnl-dev ocl-icd-opencl-dev python3 python3-venv ca-certificates)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -246,6 +246,7 @@ void check_target(std::int64_t id) {
 // dynamic target in the order of HWY_CHOSEN_TARGET_SHIFT, and the baseline
 // (EMU128/SCALAR) last (hwy/targets.h, "ChosenTarget mask format").
 std::size_t dispatch_index() {
+  apply_environment();  // LPLAB_SIMD_TARGET holds for the first kernel of any kind
   if (t_forced == 0 && g_forced.load(std::memory_order_relaxed) == 0)
     return hwy::GetChosenTarget().GetIndex();
   std::int64_t mask = HWY_CHOSEN_TARGET_SHIFT(effective_target());
@@ -263,6 +264,7 @@ std::vector<SimdTarget> simd_targets() {
 }
 
 SimdTarget current_simd_target() {
+  apply_environment();
   const std::int64_t t = effective_target();
   return {t, hwy::TargetName(t)};
 }

@@ -27,8 +27,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // dst[i] = op(src[i]) for i in [0, n); dst may be src. n is a multiple of 64
 // floats (the engine pads its buffers), so every target runs whole vectors
 // and a tail is treated as the body is. Every op quiets a signalling NaN, as
-// the conversions do (relu and identity by adding -0, which changes no other
-// value, -0 included).
+// the conversions do (relu and identity by v + v on NaN lanes only, so that
+// no other value passes through arithmetic a DAZ mode could flush).
 template <class Op>
 HWY_ATTR void ScalarLoop(Op op, const float* src, float* dst, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) dst[i] = op(src[i]);
@@ -37,15 +37,16 @@ HWY_ATTR void ScalarLoop(Op op, const float* src, float* dst, std::size_t n) {
 HWY_ATTR void ApplyUnaryF32(Unary op, float param, const float* src, float* dst, std::size_t n) {
   const hn::ScalableTag<float> d;
   const std::size_t N = hn::Lanes(d);
+  HWY_ASSERT(64 % N == 0);  // vectors of at most 64 floats (SVE/RVV beyond that: not supported)
   auto each = [&](auto f) HWY_ATTR {
     for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, src + i)), d, dst + i);
   };
-  const auto minus_zero = hn::Set(d, -0.0f);
+  auto quiet = [](auto v) HWY_ATTR { return hn::IfThenElse(hn::IsNaN(v), hn::Add(v, v), v); };
   switch (op) {
-    case Unary::identity: each([&](auto v) HWY_ATTR { return hn::Add(v, minus_zero); }); return;
+    case Unary::identity: each([&](auto v) HWY_ATTR { return quiet(v); }); return;
     case Unary::relu: {
       const auto zero = hn::Zero(d);
-      each([&](auto v) HWY_ATTR { return hn::IfThenZeroElse(hn::Lt(v, zero), hn::Add(v, minus_zero)); });
+      each([&](auto v) HWY_ATTR { return hn::IfThenZeroElse(hn::Lt(v, zero), quiet(v)); });
       return;
     }
     case Unary::gelu_tanh: {
@@ -82,6 +83,7 @@ HWY_ATTR void ApplyBinaryF32(Binary op, float alpha, const float* a, const float
                              std::size_t n) {
   const hn::ScalableTag<float> d;
   const std::size_t N = hn::Lanes(d);
+  HWY_ASSERT(64 % N == 0);
   const auto al = hn::Set(d, alpha);
   (void)al;  // unused where axpy falls back to std::fma
   for (std::size_t i = 0; i < n; i += N) {
@@ -89,13 +91,13 @@ HWY_ATTR void ApplyBinaryF32(Binary op, float alpha, const float* a, const float
     switch (op) {
       case Binary::add: hn::StoreU(hn::Add(va, vb), d, out + i); break;
       case Binary::mul: hn::StoreU(hn::Mul(va, vb), d, out + i); break;
-      // MulAdd is a fused multiply-add where the target has one (AVX2, AVX-512,
-      // NEON); elsewhere fall back to the functor's std::fma, one rounding too.
+      // MulAdd is a fused multiply-add where the target has one
+      // (HWY_NATIVE_FMA); elsewhere the functor's std::fma, one rounding too.
       case Binary::axpy:
-#if HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR
-        for (std::size_t j = 0; j < N; ++j) out[i + j] = ops::Axpy{alpha}(a[i + j], b[i + j]);
-#else
+#if HWY_NATIVE_FMA
         hn::StoreU(hn::MulAdd(al, va, vb), d, out + i);
+#else
+        for (std::size_t j = 0; j < N; ++j) out[i + j] = ops::Axpy{alpha}(a[i + j], b[i + j]);
 #endif
         break;
     }
@@ -282,7 +284,11 @@ class Walker {
     // The tile [r0, r0 + tile_rows) x [c0, c0 + tile_cols) of matrix `outer_`.
     const std::size_t r_end = std::min(rows_, r0_ + tile_rows_), c_end = std::min(cols_, c0_ + tile_cols_);
     for (std::size_t r = r0_; r < r_end; ++r) {
-      it.runs.push_back({(outer_ * rows_ + r) * cols_ + c0_, c_end - c0_});
+      const std::uint64_t first = (outer_ * rows_ + r) * cols_ + c0_;
+      if (!it.runs.empty() && it.runs.back().first + it.runs.back().second == first)
+        it.runs.back().second += c_end - c0_;  // whole rows: one run
+      else
+        it.runs.push_back({first, c_end - c0_});
       for (std::size_t k = 0; k < l_.size(); ++k) {
         const std::ptrdiff_t sr = rank_ >= 2 ? l_[k]->stride(rank_ - 2) : 0, sc = l_[k]->stride(rank_ - 1);
         std::ptrdiff_t off = base_[k] + static_cast<std::ptrdiff_t>(r) * sr + static_cast<std::ptrdiff_t>(c0_) * sc;
@@ -390,7 +396,9 @@ void write_item(const Output& y, const Item& it, const double* in, const Element
 // between steps).
 void round_through(FormatId format, float* x, const Item& it, const ElementwiseOptions& o, std::size_t step,
                    std::vector<unsigned char>& scratch) {
-  if (format == FormatId::float32) return;
+  // float -> float changes nothing under IEEE overflow; under saturate it
+  // maps infinities to the largest float, as the final rounding would.
+  if (format == FormatId::float32 && o.overflow == Overflow::ieee) return;
   encode_item(format, x, scratch.data(), it, o, step);
   bulk_convert(FormatId::float32, format, scratch.data(), x, it.count, {});
 }
@@ -453,6 +461,10 @@ void check_options(const ElementwiseOptions& o) {
     case Compute::fp64: break;
     default: fail("elementwise: unknown compute policy " + std::to_string(static_cast<int>(o.compute)));
   }
+  if (static_cast<unsigned>(o.round) > static_cast<unsigned>(Round::stochastic))
+    fail("elementwise: unknown rounding " + std::to_string(static_cast<int>(o.round)));
+  if (o.overflow != Overflow::ieee && o.overflow != Overflow::saturate)
+    fail("elementwise: unknown overflow policy " + std::to_string(static_cast<int>(o.overflow)));
 }
 
 void check_step(const Step& s) {
@@ -476,6 +488,12 @@ void check_shapes(const Layout& x, const Layout& y, const char* what) {
   if (!same_shape(x, y))
     fail(std::string(what) + ": input of shape " + shape_text(x.shape()) + " but output of shape " +
          shape_text(y.shape()));
+  // An output element written twice would leave the result to the visiting
+  // order (torch refuses such outputs too).
+  for (std::size_t d = 0; d < y.rank(); ++d)
+    if (y.stride(d) == 0 && y.size(d) > 1)
+      fail(std::string(what) + ": the output broadcasts (stride 0) dimension " + std::to_string(d) + " of size " +
+           std::to_string(y.size(d)));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "exact_sum.h"
 #include "bf16_dot2.h"
 #include "narrow_acc.h"
+#include "row_bands.h"
 #include "hwy/targets.h"
 #include "lplab/kernels/targets.h"
 #include "tensor_core.h"
@@ -65,33 +66,6 @@ Gemm pick_gemm() {
   if (t == HWY_AVX2) return {&gemm_f32_v3, &gemm_f32_isa_v3};
 #endif
   return {&gemm_f32_base, &gemm_f32_isa_base};
-}
-
-// Runs body(first_row, rows) on bands of [0, m), on `threads` threads (0:
-// every core); each worker runs the caller's SIMD target.
-template <class F>
-void for_row_bands(std::size_t m, unsigned threads, F&& body) {
-  unsigned t = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
-  t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, m)));
-  if (t <= 1) return body(std::size_t{0}, m);
-  const std::int64_t target = current_simd_target().id;
-  std::vector<std::thread> pool;
-  std::vector<std::exception_ptr> errors(t);
-  const std::size_t band = (m + t - 1) / t;
-  for (unsigned w = 0; w < t; ++w) {
-    const std::size_t first = std::min(m, w * band), rows = std::min(m, first + band) - first;
-    pool.emplace_back([&, w, first, rows] {
-      try {
-        ScopedSimdTarget pin(target);
-        body(first, rows);
-      } catch (...) {
-        errors[w] = std::current_exception();
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("matmul: " + what); }
@@ -219,8 +193,10 @@ void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o
 }
 
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
-                        const void* scales, const char* name) {
+                        const void* scales, float tensor_scale, const char* name) {
   const std::string op = std::string("block-scaled ") + name;
+  if (!std::isfinite(tensor_scale) || tensor_scale == 0)
+    fail(op + " has tensor_scale " + std::to_string(tensor_scale) + "; it must be finite and nonzero");
   if (block_size < 1) fail(op + " has block_size " + std::to_string(block_size));
   if (k % static_cast<std::size_t>(block_size) != 0)
     fail(op + ": k = " + std::to_string(k) + " is not a multiple of the block size " + std::to_string(block_size));
@@ -243,6 +219,12 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
   if (count(k, n, "B") != 0 && b == nullptr) fail("B is null with k*n = " + std::to_string(k * n));
   if (count(m, n, "C") != 0 && c == nullptr) fail("C is null with m*n = " + std::to_string(m * n));
   if (o.threads > 1024) fail("threads " + std::to_string(o.threads) + " is more than 1024");
+  if (!std::isfinite(o.scale_a) || !std::isfinite(o.scale_b))
+    fail("scale_a and scale_b must be finite (got " + std::to_string(o.scale_a) + ", " + std::to_string(o.scale_b) + ")");
+  if (static_cast<unsigned>(o.round) > static_cast<unsigned>(Round::stochastic))
+    fail("unknown rounding " + std::to_string(static_cast<int>(o.round)));
+  if (o.overflow != Overflow::ieee && o.overflow != Overflow::saturate)
+    fail("unknown overflow policy " + std::to_string(static_cast<int>(o.overflow)));
   switch (o.accumulator) {
     case Accumulator::fp64:
     case Accumulator::fp32:
@@ -253,7 +235,7 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
     default: fail("unknown accumulator " + std::to_string(static_cast<int>(o.accumulator)));
   }
   if (o.accumulator == Accumulator::bf16_dot2 && !(ra.bf16_exact && rb.bf16_exact))
-    fail("the bf16_dot2 accumulator takes operands exact in bf16 (bf16 or a format of 8 bits or fewer)");
+    fail("the bf16_dot2 accumulator takes operands exact in bf16: bf16 or a plain (unscaled) format of 8 bits or fewer");
   if (o.accumulator == Accumulator::fp64 && o.round == Round::stochastic && output_precision > 21)
     fail("stochastic rounding of the fp64 sum into a " + std::to_string(output_precision) +
          "-bit output needs more than the 53 bits it keeps; use an output of at most 21 bits");
@@ -282,6 +264,15 @@ void matmul_fp32(const MatmulProblem& p, const MatmulOptions& o, float* out) {
 void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out);
 
 void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* out) {
+  // These prepare B once (in double, padded) and split the rows themselves.
+  switch (o.accumulator) {
+    case Accumulator::fp16:
+      return narrow_accumulate(narrow_format<float16>(), p.m, p.n, p.k, p.a, p.b, out, o.threads);
+    case Accumulator::bf16:
+      return narrow_accumulate(narrow_format<bfloat16>(), p.m, p.n, p.k, p.a, p.b, out, o.threads);
+    case Accumulator::tensor_core: return accumulate_tensor_core(p, o, out);
+    default: break;
+  }
   for_row_bands(p.m, o.threads, [&](std::size_t first, std::size_t rows) {
     MatmulProblem band = p;
     band.m = rows;
@@ -304,9 +295,9 @@ void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out
       std::copy(f.begin(), f.end(), out);
       return;
     }
-    case Accumulator::fp16: narrow_accumulate(narrow_format<float16>(), p.m, p.n, p.k, p.a, p.b, out); return;
-    case Accumulator::bf16: narrow_accumulate(narrow_format<bfloat16>(), p.m, p.n, p.k, p.a, p.b, out); return;
-    case Accumulator::tensor_core: accumulate_tensor_core(p, o, out); return;
+    case Accumulator::fp16:
+    case Accumulator::bf16:
+    case Accumulator::tensor_core: fail("accumulate_band: banded by matmul_accumulate");
     case Accumulator::bf16_dot2:
       if (!bf16_dot2_hardware(p, out)) bf16_dot2_emulated(p, out);
       return;

@@ -1,7 +1,7 @@
 // Accumulator::fp16 and Accumulator::bf16, vectorised across output columns
 // (one Highway kernel per SIMD target). Per output, in order t = 0 .. k-1
-// from +0, exactly as the scalar reference accumulate_narrow_reference
-// (matmul.cpp) does it:
+// from +0, exactly as the scalar reference accumulate_narrow (matmul.cpp)
+// does it:
 //   1. prod = a[i,t] * b[t,j] in double: exact (operands are decoded floats,
 //      at most 24 significant bits each, and double's range holds every
 //      product of two floats);
@@ -32,8 +32,8 @@ namespace lplab::kernels::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // out[i, j] for rows [0, m): a is m x k (float), b is k x ldb in double
-// (columns n .. ldb zero), acc a scratch row of ldb doubles; ldb is a
-// multiple of 64, so whole vectors cover it on every target.
+// (columns n .. ldb zero), acc a scratch row of ldb doubles (the scalar
+// branch's); ldb is a multiple of four vectors.
 HWY_ATTR void NarrowAccumulate(const NarrowFormat& f, std::size_t m, std::size_t n, std::size_t k,
                                const float* HWY_RESTRICT a, const double* HWY_RESTRICT b,
                                std::size_t ldb, double* HWY_RESTRICT out, double* HWY_RESTRICT acc) {
@@ -121,23 +121,42 @@ HWY_ATTR void NarrowAccumulate(const NarrowFormat& f, std::size_t m, std::size_t
 #endif
 }
 
+// Doubles per vector (1 where the target has no double lanes).
+HWY_ATTR std::size_t DoubleLanes() {
+#if HWY_HAVE_FLOAT64
+  return hn::Lanes(hn::ScalableTag<double>());
+#else
+  return 1;
+#endif
+}
+
 }  // namespace lplab::kernels::detail::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <vector>
 
+#include "row_bands.h"
+
 namespace lplab::kernels::detail {
 
 HWY_EXPORT(NarrowAccumulate);
 
+HWY_EXPORT(DoubleLanes);
+
 void narrow_accumulate(const NarrowFormat& f, std::size_t m, std::size_t n, std::size_t k, const float* a,
-                       const float* b, double* out) {
-  const std::size_t ldb = (n + 63) / 64 * 64;
-  std::vector<double> bd(k * ldb, 0.0), acc(ldb, 0.0);
+                       const float* b, double* out, unsigned threads) {
+  // B in double, rows padded with zeros to whole groups of four vectors.
+  const std::size_t group = 4 * HWY_DISPATCH_TABLE(DoubleLanes)[dispatch_index()]();
+  const std::size_t ldb = (n + group - 1) / group * group;
+  std::vector<double> bd(k * ldb, 0.0);
   for (std::size_t t = 0; t < k; ++t)
     for (std::size_t j = 0; j < n; ++j) bd[t * ldb + j] = b[t * n + j];
-  HWY_DISPATCH_TABLE(NarrowAccumulate)[dispatch_index()](f, m, n, k, a, bd.data(), ldb, out, acc.data());
+  for_row_bands(m, threads, [&](std::size_t first, std::size_t rows) {
+    std::vector<double> acc(ldb, 0.0);
+    HWY_DISPATCH_TABLE(NarrowAccumulate)[dispatch_index()](f, rows, n, k, a + first * k, bd.data(), ldb,
+                                                           out + first * n, acc.data());
+  });
 }
 
 }  // namespace lplab::kernels::detail

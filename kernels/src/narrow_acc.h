@@ -14,7 +14,8 @@ struct NarrowFormat {
 
 // out[m x n] (row-major) = the accumulations of a[m x k] times b[k x n], each
 // addition rounded to nearest-even into the format, in order t = 0 .. k-1.
+// B is prepared once and shared by `threads` workers (bands of rows; 0: every core).
 void narrow_accumulate(const NarrowFormat& f, std::size_t m, std::size_t n, std::size_t k, const float* a,
-                       const float* b, double* out);
+                       const float* b, double* out, unsigned threads = 1);
 
 }  // namespace lplab::kernels::detail

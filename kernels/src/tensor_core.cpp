@@ -26,6 +26,8 @@
 // fp32 accumulator with round-to-nearest-even and the chain restarts from +0.
 #include "tensor_core.h"
 
+#include "row_bands.h"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -144,8 +146,13 @@ double tensor_core_dot(const TensorCoreModel& model, const float* a, const float
 }
 
 void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out) {
-  if (tensor_core_fast(p, tensor_core_model(p, o), out)) return;
-  accumulate_tensor_core_reference(p, o, out);
+  if (tensor_core_fast(p, tensor_core_model(p, o), out, o.threads)) return;
+  for_row_bands(p.m, o.threads, [&](std::size_t first, std::size_t rows) {
+    MatmulProblem band = p;
+    band.m = rows;
+    band.a = p.a + first * p.k;
+    accumulate_tensor_core_reference(band, o, out + first * p.n);
+  });
 }
 
 void accumulate_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o, double* out) {

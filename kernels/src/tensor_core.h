@@ -30,10 +30,11 @@ inline constexpr int kTensorCoreZeroExponent = -133;
 // The SIMD model (tensor_core_simd.cpp); false where it does not apply
 // (blocks of more than 32, F > 44, no double lanes): the caller then runs the
 // scalar tensor_core_dot.
-bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out);
+bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads);
 
+// Bands of rows on o.threads workers.
 void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out);
-// The scalar model alone: the reference of the SIMD one.
+// The scalar model alone (one thread): the reference of the SIMD one.
 void accumulate_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o, double* out);
 
 }  // namespace lplab::kernels::detail

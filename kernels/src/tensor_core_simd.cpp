@@ -140,18 +140,28 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
 #endif
 }
 
-bool HaveDoubleLanes() { return HWY_HAVE_FLOAT64 != 0; }
+// Doubles per vector; 0 where the target has no double lanes.
+HWY_ATTR std::size_t TensorCoreLanes() {
+#if HWY_HAVE_FLOAT64
+  return hn::Lanes(hn::ScalableTag<double>());
+#else
+  return 0;
+#endif
+}
 
 }  // namespace lplab::kernels::detail::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <algorithm>
 #include <vector>
+
+#include "row_bands.h"
 
 namespace lplab::kernels::detail {
 
 HWY_EXPORT(TensorCoreRows);
-HWY_EXPORT(HaveDoubleLanes);
+HWY_EXPORT(TensorCoreLanes);
 
 namespace {
 // A zero operand's exponent: so low that a zero product never decides E (see
@@ -166,13 +176,17 @@ std::int64_t operand_exponent(float x, int emin) {
 }
 }  // namespace
 
-bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out) {
+bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads) {
   if (model.block > 32 || model.fraction_bits > 44) return false;
-  if (!HWY_DISPATCH_TABLE(HaveDoubleLanes)[dispatch_index()]()) return false;
+  const std::size_t lanes = HWY_DISPATCH_TABLE(TensorCoreLanes)[dispatch_index()]();
+  if (lanes == 0) return false;  // no double lanes
   const std::size_t m = p.m, n = p.n, k = p.k;
-  const std::size_t ldb = (n + 63) / 64 * 64;
-  std::vector<std::int64_t> ea(m * k), eb(k * ldb, 0);
-  std::vector<double> bd(k * ldb, 0.0), c(ldb), promoted(ldb);
+  const std::size_t group = std::max<std::size_t>(64, lanes);  // a whole number of vectors (lanes: a power of two)
+  const std::size_t ldb = (n + group - 1) / group * group;
+  // B (in double, with its exponents and special columns) and A's exponents
+  // are prepared once, for every band.
+  std::vector<std::int64_t> ea(m * k), eb(k * ldb, kNoExponent);
+  std::vector<double> bd(k * ldb, 0.0);
   std::vector<unsigned char> row_special(m, 0), col_special(ldb, 0);
   for (std::size_t i = 0; i < m * k; ++i) {
     ea[i] = operand_exponent(p.a[i], model.emin_a);
@@ -181,14 +195,15 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   for (std::size_t t = 0; t < k; ++t)
     for (std::size_t j = 0; j < n; ++j) {
       bd[t * ldb + j] = p.b[t * n + j];
-      eb[t * ldb + j] = j < n ? operand_exponent(p.b[t * n + j], model.emin_b) : kNoExponent;
+      eb[t * ldb + j] = operand_exponent(p.b[t * n + j], model.emin_b);
       if (!std::isfinite(p.b[t * n + j])) col_special[j] = 1;
     }
-  for (std::size_t t = 0; t < k; ++t)
-    for (std::size_t j = n; j < ldb; ++j) eb[t * ldb + j] = kNoExponent;  // the zero padding
-  HWY_DISPATCH_TABLE(TensorCoreRows)[dispatch_index()](model, m, n, k, p.a, ea.data(), bd.data(), eb.data(),
-                                                       ldb, out, c.data(), promoted.data(), row_special.data(),
-                                                       col_special.data());
+  for_row_bands(m, threads, [&](std::size_t first, std::size_t rows) {
+    std::vector<double> c(ldb), promoted(ldb);
+    HWY_DISPATCH_TABLE(TensorCoreRows)[dispatch_index()](
+        model, rows, n, k, p.a + first * k, ea.data() + first * k, bd.data(), eb.data(), ldb, out + first * n,
+        c.data(), promoted.data(), row_special.data() + first, col_special.data());
+  });
   return true;
 }
 

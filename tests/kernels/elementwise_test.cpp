@@ -224,9 +224,12 @@ TEST(Elementwise, gelu_and_pow_within_their_bounds_of_fp64) {
       map({Step{op}}, vx, View<float>(ref.data(), {n}), {.compute = Compute::fp64});
       double worst = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        const double exact = op == Unary::gelu_tanh ? ops::GeluTanh{}(static_cast<double>(x[i]))
-                                                    : ops::GeluErf{}(static_cast<double>(x[i]));
-        ASSERT_EQ(ref[i], static_cast<float>(exact)) << "fp64 compute is the double functor, rounded once";
+        // Written here from the definitions, not through ops.h.
+        const double v = x[i];
+        const double exact = op == Unary::gelu_tanh
+                                 ? 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)))
+                                 : 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+        ASSERT_NEAR(ref[i], exact, 1e-6 * std::fabs(exact) + 1e-30) << "fp64 compute, rounded once to float";
         const double ulp = std::ldexp(1.0, std::ilogb(std::max(std::fabs(exact), 1e-38)) - 23);
         const double bound = 16 * ulp + std::fabs(x[i]) * 0x1p-20;
         const double err = std::fabs(y[i] - exact);
@@ -349,6 +352,34 @@ TEST(Elementwise, rank3_strided_views_match_contiguous_copies) {
   });
 }
 
+// A stride-0 (broadcast) input, an in-place binary op, a broadcast output
+// refused, and saturation between per-op steps in float as in bf16.
+TEST(Elementwise, broadcast_in_place_and_saturation) {
+  std::vector<float> m = {1, 2, 3, 4, 5, 6};
+  const std::vector<float> row = {10, 20, 30};
+  const std::size_t shape[] = {2, 3};
+  const std::ptrdiff_t bcast[] = {0, 1};
+  const View<const float> r(row.data(), shape, bcast);  // the row, repeated
+  const View<float> vm(m.data(), {2, 3});
+  add(vm, r, vm);  // in place
+  EXPECT_EQ(m, (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  std::vector<float> out(3);
+  EXPECT_EQ(error_of([&] { add(vm, vm, View<float>(out.data(), shape, bcast)); }),
+            "lplab::kernels::add: the output broadcasts (stride 0) dimension 0 of size 2");
+  // 1e30^2 overflows float: per op with saturation the square becomes the
+  // largest float, whose root is 2^64 (1.8446743e19), as in bf16.
+  const float big[] = {1e30f};
+  float y = 0;
+  square_sqrt(View<const float>(big, {1}), View<float>(&y, {1}), {.overflow = Overflow::saturate});
+  EXPECT_EQ(y, std::sqrt(std::numeric_limits<float>::max()));
+  const bfloat16 bigb[] = {bfloat16(1e30f)};
+  bfloat16 yb;
+  square_sqrt(View<const bfloat16>(bigb, {1}), View<bfloat16>(&yb, {1}), {.overflow = Overflow::saturate});
+  EXPECT_EQ(static_cast<float>(yb), static_cast<float>(bfloat16(std::sqrt(static_cast<float>(finfo<bfloat16>::max)))));
+  square_sqrt(View<const float>(big, {1}), View<float>(&y, {1}));
+  EXPECT_TRUE(std::isinf(y));
+}
+
 TEST(Elementwise, triu_matches_torch) {
   std::vector<float16> x(2 * 3 * 4);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = float16(static_cast<float>(i + 1));
@@ -440,6 +471,9 @@ TEST(Elementwise, bad_input_is_a_clear_error) {
   EXPECT_EQ(error_of([&] { relu(x, y23, {.compute = static_cast<Compute>(7)}); }),
             "lplab::kernels::elementwise: unknown compute policy 7");
   EXPECT_EQ(error_of([&] { (void)sum(x, static_cast<Accumulate>(5)); }), "lplab::kernels::sum: unknown accumulation 5");
+  EXPECT_EQ(error_of([&] { relu(x, y23, {.round = static_cast<Round>(9)}); }), "lplab::kernels::elementwise: unknown rounding 9");
+  EXPECT_EQ(error_of([&] { relu(x, y23, {.overflow = static_cast<Overflow>(9)}); }),
+            "lplab::kernels::elementwise: unknown overflow policy 9");
 }
 
 }  // namespace

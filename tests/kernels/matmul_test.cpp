@@ -259,9 +259,27 @@ TEST(Matmul, threads_do_not_change_results) {
       ASSERT_EQ(one[i].bits(), two[i].bits()) << accumulator_name(acc);
       ASSERT_EQ(one[i].bits(), all[i].bits()) << accumulator_name(acc);
     }
+    // More threads than a few rows: empty bands.
+    std::vector<bfloat16> few(5 * n), few7(5 * n);
+    matmul(5, n, k, a.data(), b.data(), few.data(), {.accumulator = acc});
+    matmul(5, n, k, a.data(), b.data(), few7.data(), {.accumulator = acc, .threads = 7});
+    for (std::size_t i = 0; i < 5 * n; ++i) ASSERT_EQ(few[i].bits(), few7[i].bits()) << accumulator_name(acc);
   }
   std::vector<float> c(m * n);
   EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), {.threads = 5000}), std::invalid_argument);
+  EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), {.scale_a = std::nanf("")}), std::invalid_argument);
+  EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), {.scale_b = HUGE_VALF}), std::invalid_argument);
+  EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), {.round = static_cast<Round>(9)}), std::invalid_argument);
+  EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), {.overflow = static_cast<Overflow>(9)}),
+               std::invalid_argument);
+  // Saturation applies to a float C from the fp32 accumulator too.
+  const float huge[] = {3e38f, 3e38f};
+  const float two_[] = {2.0f, 2.0f};
+  float sat = 0;
+  matmul(1, 1, 2, huge, two_, &sat, {.overflow = Overflow::saturate});
+  EXPECT_EQ(sat, std::numeric_limits<float>::max());
+  matmul(1, 1, 2, huge, two_, &sat);
+  EXPECT_TRUE(std::isinf(sat));
 }
 
 // The fp32 GEMM copy follows the SIMD target: Eigen built for AVX-512 under
@@ -390,6 +408,10 @@ TEST(Matmul, block_scaled_operands_apply_their_scales) {
       EXPECT_EQ(c[i * n + j], want) << i << ", " << j;
       EXPECT_NE(want, 0.0f);
     }
+  // A zero tensor scale is refused.
+  EXPECT_THROW(matmul(m, n, k, BlockScaledOperand<float8_e4m3fn, float8_e8m0fnu>{mxfp8_e4m3, ea.data(), sa.data(), 0.0f},
+                      BlockScaledOperand<float8_e5m2, float8_e8m0fnu>{mxfp8_e5m2, ebt.data(), sbt.data()}, c.data()),
+               std::invalid_argument);
   // k must be a multiple of the block.
   EXPECT_THROW(matmul(m, n, 80, BlockScaledOperand<float8_e4m3fn, float8_e8m0fnu>{mxfp8_e4m3, ea.data(), sa.data()},
                       BlockScaledOperand<float8_e5m2, float8_e8m0fnu>{mxfp8_e5m2, ebt.data(), sbt.data()}, c.data()),

@@ -10,9 +10,10 @@
 // computes in fp32 (or, for Compute::fp64, in double with the C library) and
 // rounds into the output's format with the caller's rounding and overflow
 // policy. Inputs and output may have any strides (a transposed view, a column
-// slice); elements are visited in the output's row-major index order. The
-// output may be the input itself (the same view) but must not partly overlap
-// an input.
+// slice, a stride-0 broadcast input); the result does not depend on the order
+// elements are visited in (strided operands are walked in tiles). The output
+// may be an input itself (the same view) but must not partly overlap an
+// input, and must not broadcast (std::invalid_argument).
 #pragma once
 
 #include <cstddef>
@@ -74,7 +75,7 @@ struct ElementwiseOptions {
   std::uint64_t seed = 0;
 };
 
-// How a reduction accumulates.
+// How a reduction accumulates (reductions visit elements in row-major order).
 enum class Accumulate {
   fp64,     // in double, in row-major order
   fp32,     // in float, in row-major order
@@ -207,7 +208,9 @@ double sum(const View<X>& x, Accumulate acc = Accumulate::fp32) {
   return detail::reduce_sum(detail::operand(x), acc);
 }
 // sum / numel, the division in the accumulator's arithmetic (for
-// Accumulate::storage: in double, then rounded into T); NaN for an empty view.
+// Accumulate::storage: in double, then rounded into T); for an empty view 0/0
+// (NaN, or with storage accumulation 0/0 rounded into T: NaN where T has one,
+// otherwise what T's conversion gives NaN).
 template <class X>
 double mean(const View<X>& x, Accumulate acc = Accumulate::fp32) {
   const double n = static_cast<double>(x.numel());

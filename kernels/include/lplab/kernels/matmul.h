@@ -26,7 +26,7 @@ enum class Accumulator {
   // The reference. Where every product is an integer multiple of a common
   // quantum and the sum fits 126 bits (operands of at most 16 bits with
   // subnormals: fp16 and every format of 8 bits or fewer except E8M0; fp16 x
-  // fp16 up to k = 2^46), the sum is exact: integers in 128-bit arithmetic. Otherwise (float, bf16 or E8M0 operands) products are exact in
+  // fp16 for k < 2^46), the sum is exact: integers in 128-bit arithmetic. Otherwise (float, bf16 or E8M0 operands) products are exact in
   // double and summed in double in order k = 0, 1, ..., so that
   // |error| <= gamma_k * sum |a_i b_i| with u = 2^-53. The output is rounded
   // once (the exact sum is first rounded to odd at 53 bits, which makes the
@@ -175,7 +175,9 @@ void matmul_decoded(const MatmulProblem& p, TC* c, const MatmulOptions& options)
     // The float sums go straight into C (float, scale 1) or through the bulk
     // conversion, which rounds element i with stochastic_bits(seed, i) too.
     if constexpr (std::is_same_v<TC, float>) {
-      if (scale == 1.0) return matmul_fp32(p, options, c);
+      // (Under Overflow::saturate the conversion float -> float still maps
+      // an infinity to the largest float.)
+      if (scale == 1.0 && options.overflow == Overflow::ieee) return matmul_fp32(p, options, c);
     }
     std::vector<float> fsum(m * n);
     matmul_fp32(p, options, fsum.data());
@@ -233,7 +235,7 @@ struct BlockScaledOperand {
 
 namespace detail {
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
-                        const void* scales, const char* name);
+                        const void* scales, float tensor_scale, const char* name);
 
 // The operand's values (dequantize(), scaling.h), rows x k.
 template <class Elem, class Scale>
@@ -266,8 +268,9 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
             const BlockScaledOperand<EB, SB>& b_transposed, TC* c, const MatmulOptions& options = {}) {
   static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
                 "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
-  detail::check_block_scaled(m, k, a.scheme.block_size, a.elems, a.scales, "A");
-  detail::check_block_scaled(n, k, b_transposed.scheme.block_size, b_transposed.elems, b_transposed.scales, "B");
+  detail::check_block_scaled(m, k, a.scheme.block_size, a.elems, a.scales, a.tensor_scale, "A");
+  detail::check_block_scaled(n, k, b_transposed.scheme.block_size, b_transposed.elems, b_transposed.scales,
+                             b_transposed.tensor_scale, "B");
   const float dummy = 0;
   detail::check_matmul(m, n, k, &dummy, &dummy, c, options, detail::scaled_range<EA>(),
                        detail::scaled_range<EB>(), detail::precision<TC>());

@@ -1,0 +1,48 @@
+// Splits the rows of a matmul's C into bands, one per worker thread.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include "lplab/kernels/targets.h"
+
+namespace lplab::kernels::detail {
+
+// Runs body(first_row, rows) on bands of [0, m) (a band may be empty), on
+// `threads` threads (0: every core); each worker runs the caller's SIMD
+// target. An exception in a worker, or a failure to start one, is rethrown
+// after every started worker has been joined.
+template <class F>
+void for_row_bands(std::size_t m, unsigned threads, F&& body) {
+  unsigned t = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, m)));
+  if (t <= 1) return body(std::size_t{0}, m);
+  const std::int64_t target = current_simd_target().id;
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors(t + 1);
+  const std::size_t band = (m + t - 1) / t;
+  try {
+    for (unsigned w = 0; w < t; ++w) {
+      const std::size_t first = std::min(m, w * band), rows = std::min(m, first + band) - first;
+      pool.emplace_back([&, w, first, rows] {
+        try {
+          ScopedSimdTarget pin(target);
+          body(first, rows);
+        } catch (...) {
+          errors[w] = std::current_exception();
+        }
+      });
+    }
+  } catch (...) {
+    errors[t] = std::current_exception();  // std::system_error: no more threads
+  }
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace lplab::kernels::detail
