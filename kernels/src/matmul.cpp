@@ -256,8 +256,8 @@ const char* gemm_f32_isa() { return pick_gemm().isa(); }
 
 void matmul_fp32(const MatmulProblem& p, const MatmulOptions& o, float* out) {
   const Gemm gemm = pick_gemm();
-  for_row_bands(p.m, o.threads, [&](std::size_t first, std::size_t rows) {
-    gemm.run(rows, p.n, p.k, p.a + first * p.k, p.k, p.b, p.n, out + first * p.n, p.n);
+  for_problem_bands(p, o.threads, [&](const MatmulProblem& band, std::size_t first) {
+    gemm.run(band.m, p.n, p.k, band.a, p.k, p.b, p.n, out + first * p.n, p.n);
   });
 }
 
@@ -273,12 +273,8 @@ void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* o
     case Accumulator::tensor_core: return accumulate_tensor_core(p, o, out);
     default: break;
   }
-  for_row_bands(p.m, o.threads, [&](std::size_t first, std::size_t rows) {
-    MatmulProblem band = p;
-    band.m = rows;
-    band.a = p.a + first * p.k;
-    accumulate_band(band, o, out + first * p.n);
-  });
+  for_problem_bands(p, o.threads,
+                    [&](const MatmulProblem& band, std::size_t first) { accumulate_band(band, o, out + first * p.n); });
 }
 
 void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out) {

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "exact_sum.h"
 #include "hwy/highway.h"
@@ -32,11 +33,10 @@ namespace lplab::kernels::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // out[i, j] for rows [0, m): a is m x k (float), b is k x ldb in double
-// (columns n .. ldb zero), acc a scratch row of ldb doubles (the scalar
-// branch's); ldb is a multiple of four vectors.
+// (columns n .. ldb zero); ldb is a multiple of four vectors.
 HWY_ATTR void NarrowAccumulate(const NarrowFormat& f, std::size_t m, std::size_t n, std::size_t k,
                                const float* HWY_RESTRICT a, const double* HWY_RESTRICT b,
-                               std::size_t ldb, double* HWY_RESTRICT out, double* HWY_RESTRICT acc) {
+                               std::size_t ldb, double* HWY_RESTRICT out) {
 #if HWY_HAVE_FLOAT64
   const hn::ScalableTag<double> d;
   const hn::RebindToSigned<decltype(d)> di;
@@ -79,7 +79,6 @@ HWY_ATTR void NarrowAccumulate(const NarrowFormat& f, std::size_t m, std::size_t
   // Four vectors of columns at a time, their accumulators in registers: four
   // independent chains per step, and a k x 4N panel of B that stays in cache
   // across the rows of A.
-  (void)acc;
   for (std::size_t j = 0; j < ldb; j += 4 * N) {
     for (std::size_t i = 0; i < m; ++i) {
       const float* ar = a + i * k;
@@ -102,6 +101,7 @@ HWY_ATTR void NarrowAccumulate(const NarrowFormat& f, std::size_t m, std::size_t
   }
 #else
   // Targets without double lanes: the same steps, one column at a time.
+  std::vector<double> acc(n);
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t j = 0; j < n; ++j) acc[j] = 0.0;
     for (std::size_t t = 0; t < k; ++t)
@@ -153,9 +153,8 @@ void narrow_accumulate(const NarrowFormat& f, std::size_t m, std::size_t n, std:
   for (std::size_t t = 0; t < k; ++t)
     for (std::size_t j = 0; j < n; ++j) bd[t * ldb + j] = b[t * n + j];
   for_row_bands(m, threads, [&](std::size_t first, std::size_t rows) {
-    std::vector<double> acc(ldb, 0.0);
     HWY_DISPATCH_TABLE(NarrowAccumulate)[dispatch_index()](f, rows, n, k, a + first * k, bd.data(), ldb,
-                                                           out + first * n, acc.data());
+                                                           out + first * n);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "lplab/kernels/matmul.h"
 #include "lplab/kernels/targets.h"
 
 namespace lplab::kernels::detail {
@@ -43,6 +44,18 @@ void for_row_bands(std::size_t m, unsigned threads, F&& body) {
   for (auto& th : pool) th.join();
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+// for_row_bands over a matmul: body(band, first) with `band` the problem
+// restricted to rows [first, first + band.m) of A (B shared).
+template <class F>
+void for_problem_bands(const MatmulProblem& p, unsigned threads, F&& body) {
+  for_row_bands(p.m, threads, [&](std::size_t first, std::size_t rows) {
+    MatmulProblem band = p;
+    band.m = rows;
+    band.a = p.a + first * p.k;
+    body(band, first);
+  });
 }
 
 }  // namespace lplab::kernels::detail

@@ -147,10 +147,7 @@ double tensor_core_dot(const TensorCoreModel& model, const float* a, const float
 
 void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out) {
   if (tensor_core_fast(p, tensor_core_model(p, o), out, o.threads)) return;
-  for_row_bands(p.m, o.threads, [&](std::size_t first, std::size_t rows) {
-    MatmulProblem band = p;
-    band.m = rows;
-    band.a = p.a + first * p.k;
+  for_problem_bands(p, o.threads, [&](const MatmulProblem& band, std::size_t first) {
     accumulate_tensor_core_reference(band, o, out + first * p.n);
   });
 }

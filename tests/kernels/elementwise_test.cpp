@@ -25,6 +25,8 @@
 #include "lplab/kernels/ops.h"
 #include "lplab/kernels/targets.h"
 
+#include "support/errors.h"
+
 namespace lplab::kernels {
 namespace {
 
@@ -56,16 +58,7 @@ bool same_bits(T a, T b) {
   }
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no std::invalid_argument";
-  return {};
-}
+using testing::error_of;
 
 // Runs body once per SIMD target this CPU and build have.
 template <class F>

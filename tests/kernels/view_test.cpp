@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "support/errors.h"
+
 namespace lplab::kernels {
 namespace {
 
@@ -31,17 +33,7 @@ std::vector<int> elements(const View<T>& v) {
   return out;
 }
 
-// The error message of f, which must throw std::invalid_argument.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no std::invalid_argument";
-  return {};
-}
+using testing::error_of;
 
 TEST(View, row_major_strides_and_offsets) {
   std::vector<int> buf = iota(24);
