@@ -6,7 +6,8 @@
 # for pip). No CUDA toolkit is needed for either: scripts/test.sh finds CUDA's
 # cuda_fp*.h under /usr/local/cuda or fetches them from PyPI.
 set -euo pipefail
-packages=(cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev libhwy-dev)
+packages=(cmake ninja-build g++ libcli11-dev libfmt-dev nlohmann-json3-dev libeigen3-dev libhwy-dev
+          libxtensor-dev gnuplot-nox)
 if [[ "${1:-}" == --tests ]]; then
   packages+=(libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev libdnnl-dev ocl-icd-opencl-dev python3 python3-venv ca-certificates)
 fi

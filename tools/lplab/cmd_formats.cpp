@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
-#include "lplab/text.h"
+#include "lplab/experiments/text.h"
 
 namespace lplab::tool {
 

@@ -5,7 +5,7 @@
 
 #include "lplab/commands.h"
 #include "lplab/kernels/random.h"
-#include "lplab/text.h"
+#include "lplab/experiments/text.h"
 
 namespace lplab::tool {
 namespace {

@@ -2,7 +2,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -10,7 +13,7 @@
 #include <vector>
 
 #include "lplab/commands.h"
-#include "lplab/text.h"
+#include "lplab/experiments/text.h"
 
 namespace {
 
@@ -28,6 +31,20 @@ bool negative_special(std::string_view s) {
 void print_help(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   std::fputs((text + "\n").c_str(), stdout);
+}
+
+// NAME=VALUE arguments; a name given twice is an error.
+std::map<std::string, std::string> parse_assignments(const std::vector<std::string>& args,
+                                                     const char* where) {
+  std::map<std::string, std::string> out;
+  for (const std::string& a : args) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw lplab::experiments::UsageError(fmt::format("{} '{}': expected NAME=VALUE", where, a));
+    if (!out.emplace(a.substr(0, eq), a.substr(eq + 1)).second)
+      throw lplab::experiments::UsageError(fmt::format("{}: {} given twice", where, a.substr(0, eq)));
+  }
+  return out;
 }
 
 }  // namespace
@@ -63,10 +80,50 @@ int main(int argc, char** argv) {
   inspect_cmd->add_option("--overflow", overflow, "ieee or saturate");
   inspect_cmd->add_option("--output", output, "table, csv or json");
 
+  std::string list_name;
+  auto* list_cmd = app.add_subcommand("list", "The experiments, or one experiment's parameters");
+  list_cmd->add_option("experiment", list_name, "An experiment (default: list them all)");
+  list_cmd->add_option("--output", output, "table, csv or json");
+
+  RunRequest request;
+  std::vector<std::string> param_args;
+  std::string out_file;
+  auto* run_cmd = app.add_subcommand("run", "Run one experiment and print its tables");
+  run_cmd->add_option("experiment", request.experiment, "The experiment (see 'lplab list')")->required();
+  run_cmd->add_option("--dtypes", request.dtypes, "Formats (fp16 bf16 e4m3 ..., comma or space separated)")
+      ->delimiter(',');
+  run_cmd->add_option("--param", param_args, "NAME=VALUE (repeatable; see 'lplab list EXPERIMENT')");
+  run_cmd->add_option("--input", request.input, "Your values: a .npy file of float16, float32 or float64");
+  run_cmd->add_option("--shard", request.shard, "I/N: run part I (from 0) of N of the parameter grid");
+  run_cmd->add_option("--threads", request.threads, "Worker threads (0: every core)");
+  run_cmd->add_option("--output", output, "table, csv or json (json is what 'lplab merge' reads)");
+  run_cmd->add_option("--out", out_file, "Write to FILE (atomically) instead of stdout");
+
+  std::vector<std::string> merge_files;
+  auto* merge_cmd = app.add_subcommand("merge", "Join the JSON outputs of the shards of one run");
+  merge_cmd->add_option("files", merge_files, "The shards' JSON files")->required();
+  merge_cmd->add_option("--output", output, "table, csv or json");
+  merge_cmd->add_option("--out", out_file, "Write to FILE (atomically) instead of stdout");
+
+  std::vector<std::string> account_args;
+  auto* account_cmd = app.add_subcommand(
+      "account", "FLOPs, MFU and device-days: NAME=VALUE arguments (see 'lplab list accounting')");
+  account_cmd->add_option("params", account_args, "NAME=VALUE ...");
+  account_cmd->add_option("--output", output, "table, csv or json");
+
+  std::string report_dir = "lplab-report";
+  bool report_quick = false;
+  auto* report_cmd = app.add_subcommand("report", "Run the default suite and write a report directory");
+  report_cmd->add_option("--out", report_dir, "The report directory (default: lplab-report)");
+  report_cmd->add_flag("--quick", report_quick, "Smaller sizes: seconds instead of a minute or two");
+
   const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "formats" && first != "finfo" &&
-      first != "inspect") {
-    std::fprintf(stderr, "lplab: error: unknown command '%s' (formats, finfo, inspect)\n", argv[1]);
+  static constexpr const char* commands[] = {"formats", "finfo", "inspect", "list",
+                                             "run",     "merge", "account", "report"};
+  if (!first.empty() && first[0] != '-' &&
+      std::none_of(std::begin(commands), std::end(commands), [&](const char* c) { return first == c; })) {
+    std::fprintf(stderr, "lplab: error: unknown command '%s' (%s)\n", argv[1],
+                 fmt::format("{}", fmt::join(commands, ", ")).c_str());
     return 2;
   }
   // Take the value of `inspect` out when CLI11 would misread it (see above).
@@ -112,6 +169,21 @@ int main(int argc, char** argv) {
       if (taken.size() > 1) throw UsageError(fmt::format("one value at a time, got {}", fmt::join(taken, " ")));
       run_inspect(taken.front(), resolve_formats(to), round, overflow, seed, out);
     }
+    if (list_cmd->parsed()) run_list(list_name, out);
+    if (run_cmd->parsed()) {
+      request.params = parse_assignments(param_args, "--param");
+      run_run(request, out, out_file);
+    }
+    if (merge_cmd->parsed()) run_merge(merge_files, out, out_file);
+    if (account_cmd->parsed()) run_account(parse_assignments(account_args, "account"), out);
+    if (report_cmd->parsed()) {
+      std::string command = "lplab";
+      for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+      run_report(report_dir, report_quick, command);
+    }
+  } catch (const Interrupted&) {
+    std::fprintf(stderr, "lplab: interrupted: nothing was written\n");
+    return 130;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "lplab: error: %s\n", e.what());
     return 2;

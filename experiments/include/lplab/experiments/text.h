@@ -9,7 +9,7 @@
 
 #include "lplab/formats/policy.h"
 
-namespace lplab::tool {
+namespace lplab::experiments {
 
 // A user error: reported as one line on stderr, exit status 2.
 struct UsageError : std::runtime_error {
@@ -33,4 +33,4 @@ Round parse_round(std::string_view s);
 Overflow parse_overflow(std::string_view s);
 std::string flags_text(Flags f);
 
-}  // namespace lplab::tool
+}  // namespace lplab::experiments

@@ -7,11 +7,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "lplab/formats.h"
 
-namespace lplab::tool {
+namespace lplab::experiments {
 
 // finfo<T>'s fields, as run-time values.
 struct FinfoRecord {
@@ -47,4 +48,28 @@ const FormatEntry* find_format(std::string_view name);
 // (fp8 and float8: float8_*; fp6: float6_*): the candidates for an ambiguous name.
 std::vector<const FormatEntry*> formats_named_like(std::string_view name);
 
-}  // namespace lplab::tool
+}  // namespace lplab::experiments
+
+namespace lplab::experiments {
+
+// Calls f(std::type_identity<T>{}) with T the lplab type of a registry entry
+// (lplab::float32 for float32): experiments written as templates over the
+// format run on the formats a user names at run time.
+template <class F>
+decltype(auto) visit_format(const FormatEntry& e, F&& f) {
+  switch (&e - formats().data()) {
+    case 0: return f(std::type_identity<float32>{});
+    case 1: return f(std::type_identity<float16>{});
+    case 2: return f(std::type_identity<bfloat16>{});
+    case 3: return f(std::type_identity<float8_e4m3fn>{});
+    case 4: return f(std::type_identity<float8_e5m2>{});
+    case 5: return f(std::type_identity<float8_e4m3fnuz>{});
+    case 6: return f(std::type_identity<float8_e5m2fnuz>{});
+    case 7: return f(std::type_identity<float8_e8m0fnu>{});
+    case 8: return f(std::type_identity<float6_e2m3fn>{});
+    case 9: return f(std::type_identity<float6_e3m2fn>{});
+    default: return f(std::type_identity<float4_e2m1fn>{});
+  }
+}
+
+}  // namespace lplab::experiments

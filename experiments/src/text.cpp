@@ -1,4 +1,4 @@
-#include "lplab/text.h"
+#include "lplab/experiments/text.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace lplab::tool {
+namespace lplab::experiments {
 
 double parse_number(std::string_view text) {
   const std::string s(text);
@@ -82,4 +82,4 @@ std::string flags_text(Flags f) {
   return s.empty() ? "-" : s;
 }
 
-}  // namespace lplab::tool
+}  // namespace lplab::experiments

@@ -1,9 +1,9 @@
-#include "lplab/registry.h"
+#include "lplab/experiments/format_registry.h"
 
 #include <array>
 #include <utility>
 
-namespace lplab::tool {
+namespace lplab::experiments {
 namespace {
 
 const char* encoding_name(Encoding e) {
@@ -86,4 +86,4 @@ const FormatEntry* find_format(std::string_view name) {
   return nullptr;
 }
 
-}  // namespace lplab::tool
+}  // namespace lplab::experiments

@@ -1,0 +1,139 @@
+// The experiment registry: each experiment declares its parameters, runs
+// on a validated Context and returns typed tables.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lplab/experiments/format_registry.h"
+#include "lplab/experiments/table.h"
+#include "lplab/experiments/text.h"
+
+namespace lplab::experiments {
+
+// ---------------------------------------------------------------------------
+// Parameters.
+
+enum class ParamType { integer, real, text, list };
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::integer;
+  std::string default_value;  // as the user would write it
+  // integer and real: the valid closed range; list: the range of each item
+  // when the items are numbers (items_numeric).
+  double min = 0, max = 0;
+  std::string help;
+  // text and list: the allowed words (empty: anything).
+  std::vector<std::string> choices;
+  bool items_numeric = false;  // list of numbers ("64,128,4096")
+};
+
+// Parsed parameter values. Every name an experiment asks for was declared,
+// parsed and range-checked before the run started.
+class Params {
+ public:
+  Params() = default;
+  // Validates `given` (name -> text) against `specs`; throws UsageError
+  // naming the parameter for an unknown name, a malformed value or one out
+  // of range.
+  Params(const std::vector<ParamSpec>& specs, const std::map<std::string, std::string>& given,
+         std::string_view experiment);
+
+  std::int64_t integer(std::string_view name) const;
+  double real(std::string_view name) const;
+  const std::string& text(std::string_view name) const;
+  std::vector<std::string> list(std::string_view name) const;
+  std::vector<double> numbers(std::string_view name) const;  // a numeric list
+  // name=value for every parameter, in declaration order (for headers and merge).
+  const std::vector<std::pair<std::string, std::string>>& all() const { return values_; }
+
+ private:
+  const std::string& raw(std::string_view name) const;
+  std::vector<std::pair<std::string, std::string>> values_;
+};
+
+// ---------------------------------------------------------------------------
+// Running.
+
+// Part I of N of a parameter grid (`--shard I/N`, I from 0): grid point g
+// belongs to shard g mod N. Shards share nothing; `lplab merge` joins them.
+struct Shard {
+  std::uint32_t index = 0, count = 1;
+  bool owns(std::uint64_t grid) const { return grid % count == index; }
+};
+
+// Thrown by Progress when the user interrupted the run (Ctrl-C).
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
+// Progress of a long run, on stderr when stderr is a terminal. Also the
+// point where a run notices Ctrl-C: step() throws Interrupted.
+class Progress {
+ public:
+  explicit Progress(std::string label = {});
+  void set_total(std::uint64_t steps);
+  void step(std::uint64_t n = 1);  // may throw Interrupted
+  void finish();                   // clears the line
+  static void install_interrupt_handler();  // SIGINT sets the flag step() reads
+  static bool interrupted();
+
+ private:
+  std::string label_;
+  std::uint64_t total_ = 0, done_ = 0;
+  double last_draw_ = 0;
+  bool tty_ = false;
+};
+
+struct Context {
+  const Params& params;
+  // The dtypes to run (--dtypes, else the experiment's defaults).
+  std::vector<const FormatEntry*> dtypes;
+  // Values from --input FILE.npy (as double), or empty when none was given.
+  std::span<const double> input;
+  std::string input_name;  // the file name, for notes
+  Shard shard;
+  Progress& progress;
+  unsigned threads = 0;  // worker threads (0: every core)
+};
+
+struct Experiment {
+  std::string name;
+  std::string summary;  // one line for `lplab list`
+  std::vector<ParamSpec> params;
+  // Formats run when --dtypes is not given; empty: the experiment takes no dtypes.
+  std::vector<std::string> default_dtypes;
+  bool takes_input = false;  // accepts --input FILE.npy
+  // The parameters `lplab report` uses (name -> value), small enough for the
+  // whole report to take under two minutes on two cores.
+  std::map<std::string, std::string> report_params;
+  std::function<std::vector<Table>(const Context&)> run;
+  // Overrides on top of report_params for `lplab report --quick` (the
+  // end-to-end test of the report, also run under the sanitizers).
+  std::map<std::string, std::string> quick_params;
+};
+
+// Every experiment, in the order `lplab list` and the report show them.
+const std::vector<Experiment>& experiments();
+// nullptr when there is none of that name.
+const Experiment* find_experiment(std::string_view name);
+
+// Each experiment file defines one of these; the registry lists them.
+Experiment footprint_experiment();
+Experiment underflow_experiment();
+Experiment error_experiment();
+Experiment matmul_error_experiment();
+Experiment throughput_experiment();
+Experiment roofline_experiment();
+Experiment accounting_experiment();
+Experiment training_experiment();
+
+}  // namespace lplab::experiments

@@ -1,0 +1,33 @@
+// `lplab report`: the default suite on this machine, written as a report
+// directory -- index.html (one self-contained page), index.md, the plots
+// (SVG, PNG and their gnuplot scripts) and every table as CSV and JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lplab/experiments/plot.h"
+#include "lplab/experiments/table.h"
+
+namespace lplab::experiments {
+
+struct ReportOptions {
+  std::string dir = "lplab-report";
+  bool quick = false;    // each experiment's quick_params: seconds, for tests
+  std::string command;   // the command line, for the header
+  unsigned threads = 0;  // 0: every core
+  bool progress = true;  // one line per experiment on stderr
+};
+
+// Runs the suite and writes the directory: into a temporary directory beside
+// it, renamed into place only when complete (an interrupted run leaves the
+// previous report untouched). Throws UsageError when `dir` exists and is not
+// an lplab report, or cannot be written. Returns the summary table.
+Table write_report(const ReportOptions& options);
+
+// The plots of the report, drawn from the experiments' tables.
+std::vector<Plot> report_plots(const std::vector<Table>& tables);
+// The report's summary: one row per headline figure, with where it comes from.
+Table report_summary(const std::vector<Table>& tables);
+
+}  // namespace lplab::experiments

@@ -1,0 +1,51 @@
+// Promised peaks of accelerators, from their vendors' spec sheets: one table
+// that the accounting and roofline experiments share, each figure with its
+// source. All figures are per GPU, dense (no 2:4 structured sparsity): the
+// spec sheets print the sparse figure first, twice the dense one, marked
+// "with sparsity" in a footnote.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace lplab::experiments {
+
+struct DevicePeaks {
+  std::string_view name;
+  // Dense tensor-core peaks in FLOP/s; 0 where the device has no such unit.
+  double bf16, fp8, fp4;
+  double fp32;  // non-tensor fp32 (CUDA cores)
+  double bandwidth;  // HBM bytes/s
+  std::string_view source;
+};
+
+inline constexpr double kTera = 1e12;
+
+inline constexpr std::array<DevicePeaks, 4> kDevices{{
+    {"h100_sxm", 989 * kTera, 1979 * kTera, 0, 67 * kTera, 3.35 * kTera,
+     "NVIDIA H100 Tensor Core GPU datasheet, SXM: BF16 1979 and FP8 3958 TFLOPS with sparsity, "
+     "FP32 67 TFLOPS, 3.35 TB/s"},
+    {"a100_sxm", 312 * kTera, 0, 0, 19.5 * kTera, 2.039 * kTera,
+     "NVIDIA A100 datasheet, 80GB SXM: BF16 312 TFLOPS (624 with sparsity), FP32 19.5 TFLOPS, "
+     "2039 GB/s; no FP8 units"},
+    {"h200_sxm", 989 * kTera, 1979 * kTera, 0, 67 * kTera, 4.8 * kTera,
+     "NVIDIA H200 datasheet, SXM: H100's compute (BF16 1979, FP8 3958 TFLOPS with sparsity), "
+     "4.8 TB/s"},
+    {"b200", 2250 * kTera, 4500 * kTera, 9000 * kTera, 75 * kTera, 8 * kTera,
+     "NVIDIA HGX B200 per GPU: BF16 4.5, FP8 9, FP4 18 PFLOPS with sparsity, FP32 75 TFLOPS; "
+     "8 TB/s (the B200's maximum; HGX B200's table lists 7.7 TB/s)"},
+}};
+
+// The dense peak a device offers for operands of `bits` bits: fp32 on CUDA
+// cores, 16-bit on bf16/fp16 tensor cores, 8-bit on FP8 units where there are
+// some, 4 and 6 bits on FP4 units (B200 runs FP6 at its FP8 rate). A width
+// the device has no unit for runs on the next wider one it has (an A100
+// upcasts FP8 to BF16).
+inline double device_peak(const DevicePeaks& d, int bits) {
+  if (bits > 16) return d.fp32;
+  if (bits > 8) return d.bf16;
+  if (bits > 4 || d.fp4 == 0) return d.fp8 != 0 ? d.fp8 : d.bf16;
+  return d.fp4;
+}
+
+}  // namespace lplab::experiments

@@ -1,0 +1,258 @@
+// footprint: how many bytes a number, a tensor and a trained parameter take.
+//
+// CS336 lecture 2 ("PyTorch and resource accounting") sizes a tensor as
+// numel x bytes per element and a training run as bytes per parameter; this
+// experiment derives every size from the formats and schemes themselves
+// (finfo, packed.h, scaling.h), so that a new format or scheme needs no new
+// arithmetic here.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lplab/experiments/experiment.h"
+#include "lplab/kernels/packed.h"
+#include "lplab/kernels/scaling.h"
+
+namespace lplab::experiments {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;  // 2^30 bytes
+
+// Bytes per element of plain formats (finfo bits / 8): fp32 4, bf16 2, fp8 1.
+template <class T>
+constexpr double bytes_of = finfo<T>::bits / 8.0;
+
+// One row of footprint_formats / footprint_tensor for a block-scaled scheme.
+struct SchemeSize {
+  std::string name;
+  std::string element, scale;
+  int element_bits = 0, block_size = 0;
+  double bits_per_element = 0;  // block scale included (scaling.h)
+  bool tensor_scale = false;
+  std::uint64_t (*storage_bits)(std::size_t n) = nullptr;
+};
+
+template <const auto& S>
+SchemeSize scheme_size(std::string name, std::string element, std::string scale) {
+  using Elem = typename std::remove_cvref_t<decltype(S)>::element_type;
+  return {std::move(name),
+          std::move(element),
+          std::move(scale),
+          finfo<Elem>::bits,
+          S.block_size,
+          kernels::bits_per_element(S),
+          S.tensor_scale,
+          [](std::size_t n) { return kernels::storage_bits(S, n); }};
+}
+
+// The MX schemes of OCP MX v1.0 (section 5.3, Table 1) and NVFP4.
+std::vector<SchemeSize> schemes() {
+  return {scheme_size<kernels::mxfp8_e4m3>("mxfp8_e4m3", "float8_e4m3fn", "float8_e8m0fnu"),
+          scheme_size<kernels::mxfp8_e5m2>("mxfp8_e5m2", "float8_e5m2", "float8_e8m0fnu"),
+          scheme_size<kernels::mxfp6_e2m3>("mxfp6_e2m3", "float6_e2m3fn", "float8_e8m0fnu"),
+          scheme_size<kernels::mxfp6_e3m2>("mxfp6_e3m2", "float6_e3m2fn", "float8_e8m0fnu"),
+          scheme_size<kernels::mxfp4>("mxfp4", "float4_e2m1fn", "float8_e8m0fnu"),
+          scheme_size<kernels::nvfp4>("nvfp4", "float4_e2m1fn", "float8_e4m3fn")};
+}
+
+// "4x8x20" -> {4, 8, 20}: positive decimal sizes joined by 'x', at most 8 of
+// them, with a product that fits 2^62 elements.
+std::vector<std::uint64_t> parse_shape(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return UsageError("footprint: shape '" + text + "' " + why +
+                      " (write positive sizes joined by 'x', e.g. 4x8x20)");
+  };
+  std::vector<std::uint64_t> dims;
+  std::uint64_t numel = 1;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t end = text.find('x', pos);
+    const std::string part = text.substr(pos, end == std::string::npos ? end : end - pos);
+    if (part.empty() || part.size() > 18 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw bad("is malformed");
+    const std::uint64_t d = std::stoull(part);
+    if (d == 0) throw bad("has a zero size");
+    if (numel > (std::uint64_t{1} << 62) / d) throw bad("has more than 2^62 elements");
+    numel *= d;
+    dims.push_back(d);
+    if (dims.size() > 8) throw bad("has more than 8 dimensions");
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return dims;
+}
+
+// A training recipe: bytes per parameter of each state kept in device memory.
+struct Recipe {
+  std::string name;
+  double weights, grads, master, optimizer;
+  std::string states;  // what each part is
+};
+
+std::vector<Recipe> recipes() {
+  const double fp32 = bytes_of<float32>, bf16 = bytes_of<bfloat16>, fp16 = bytes_of<float16>,
+               fp8 = bytes_of<float8_e4m3fn>;
+  const double nvfp4 = kernels::bits_per_element(kernels::nvfp4) / 8.0;  // 4.5 / 8
+  return {
+      {"fp32_adam", fp32, fp32, 0, 2 * fp32, "fp32 weights and grads; Adam m, v in fp32"},
+      {"bf16_pure_adam", bf16, bf16, 0, 2 * bf16, "bf16 weights and grads; Adam m, v in bf16"},
+      {"mixed_bf16_adam", bf16, bf16, fp32, 2 * fp32,
+       "bf16 weights and grads; fp32 master weights, Adam m, v (ZeRO section 3.1)"},
+      {"fp8_mixed_adam", fp8, bf16, fp32, 2 * fp32,
+       "fp8 weight copy, bf16 grads; fp32 master weights, Adam m, v"},
+      {"fp8lm_adam", 0, fp8, fp16, fp8 + fp16,
+       "FP8-LM: fp16 master (no other weight copy), fp8 grads, Adam m fp8, v fp16"},
+      {"inference_bf16", bf16, 0, 0, 0, "bf16 weights only"},
+      {"inference_fp8", fp8, 0, 0, 0, "fp8 weights only (per-tensor scale amortised)"},
+      {"inference_nvfp4", nvfp4, 0, 0, 0, "NVFP4 weights with their E4M3 block scales"},
+  };
+}
+
+std::vector<Table> run(const Context& ctx) {
+  const std::string shape_text = ctx.params.text("shape");
+  const std::vector<std::uint64_t> shape = parse_shape(shape_text);
+  std::uint64_t numel = 1;
+  for (std::uint64_t d : shape) numel *= d;
+  const double params = ctx.params.real("params");
+  const double device_gib = ctx.params.real("device_gib");
+
+  Table formats{"footprint_formats",
+                "Storage per element of each format and block-scaled scheme",
+                {{"dtype", ""},
+                 {"scheme", ""},
+                 {"bits", "bits"},
+                 {"unpacked_bytes", "bytes"},
+                 {"storage_bits", "bits"},
+                 {"bytes_per_element", "bytes"},
+                 {"block_size", ""},
+                 {"scale_format", ""}},
+                {},
+                {"storage_bits: bits per element in memory. Plain formats: FP6 and FP4 packed "
+                 "(kernels/packed.h: four FP6 codes in 3 bytes, two FP4 codes in a byte); "
+                 "unpacked_bytes is the one-code-per-byte layout the kernels compute on.",
+                 "Block-scaled schemes: element bits + scale bits / block size (OCP MX v1.0 "
+                 "section 5.2): MXFP8 8 + 8/32 = 8.25, MXFP6 6.25, MXFP4 4.25, NVFP4 4 + 8/16 = "
+                 "4.5. NVFP4's fp32 tensor scale (32 bits per tensor) is amortised and left out "
+                 "here; footprint_tensor counts it."}};
+  Table tensor{"footprint_tensor",
+               "Memory of one tensor of shape " + shape_text + " (" + std::to_string(numel) +
+                   " elements)",
+               {{"shape", ""},
+                {"dtype", ""},
+                {"numel", ""},
+                {"bytes", "bytes"},
+                {"unpacked_bytes", "bytes"}},
+               {},
+               {"bytes = numel x element size, FP6/FP4 packed, block scales and NVFP4's 4-byte "
+                "tensor scale included (kernels::storage_bits rounded up to whole bytes). The "
+                "lecture's 4x8x20 tensor: 2560 bytes in fp32, 1280 in fp16/bf16, 640 in fp8, 320 "
+                "in packed fp4.",
+                "unpacked_bytes: one code per byte (how lplab's kernels hold FP6/FP4 values)."}};
+
+  std::uint64_t g = 0;
+  for (const FormatEntry* f : ctx.dtypes) {
+    visit_format(*f, [&]<class T>(std::type_identity<T>) {
+      // Packed size of a long run, per element: exact for whole groups.
+      constexpr std::size_t group = 1 << 12;
+      const double storage_bits = kernels::packed_bytes<T>(group) * 8.0 / group;
+      if (ctx.shard.owns(g))
+        formats.add(g, {std::string(f->name), std::string("plain"), std::int64_t{finfo<T>::bits},
+                        std::int64_t{sizeof(T)}, storage_bits, storage_bits / 8,
+                        std::monostate{}, std::monostate{}});
+      if (ctx.shard.owns(g))
+        tensor.add(g, {shape_text, std::string(f->name), static_cast<std::int64_t>(numel),
+                       static_cast<std::int64_t>(kernels::packed_bytes<T>(numel)),
+                       static_cast<std::int64_t>(numel * sizeof(T))});
+    });
+    ++g;
+  }
+  for (const SchemeSize& s : schemes()) {
+    if (ctx.shard.owns(g)) {
+      formats.add(g, {s.name, std::string("block"), std::int64_t{s.element_bits},
+                      std::int64_t{1}, s.bits_per_element, s.bits_per_element / 8,
+                      std::int64_t{s.block_size},
+                      s.scale + (s.tensor_scale ? " + fp32 tensor scale" : "")});
+      const std::uint64_t bits = s.storage_bits(numel);
+      // Unpacked: one byte per element code, plus the same scales.
+      const std::uint64_t scale_bits = bits - numel * static_cast<std::uint64_t>(s.element_bits);
+      tensor.add(g, {shape_text, s.name, static_cast<std::int64_t>(numel),
+                     static_cast<std::int64_t>((bits + 7) / 8),
+                     static_cast<std::int64_t>(numel + (scale_bits + 7) / 8)});
+    }
+    ++g;
+  }
+
+  Table training{"footprint_training",
+                 "Training memory per parameter (activations excluded) for " + fmt::format("{:g}", params) +
+                     " parameters and " + fmt::format("{:g}", device_gib) + " GiB of device memory",
+                 {{"recipe", ""},
+                  {"weights", "bytes"},
+                  {"grads", "bytes"},
+                  {"master", "bytes"},
+                  {"optimizer", "bytes"},
+                  {"bytes_per_param", "bytes"},
+                  {"total_gib", "GiB"},
+                  {"max_params", ""},
+                  {"states", ""}},
+                 {},
+                 {"Per parameter: weights + gradients + master weights + optimizer states, "
+                  "every size from the format's width. Activations, temporary buffers, "
+                  "framework workspace and fragmentation are excluded, so max_params is an "
+                  "upper bound.",
+                  "mixed_bf16_adam is ZeRO's 2 + 2 + 4 + 4 + 4 = 16 bytes (Rajbhandari et al. "
+                  "2019, arXiv 1910.02054, section 3.1, written there for fp16): the same as "
+                  "fp32_adam, because the fp32 master copy replaces the fp32 weights.",
+                  "fp8_mixed_adam assumes a persistent fp8 copy of the weights beside bf16 "
+                  "grads and the fp32 master and Adam states (1 + 2 + 4 + 8 = 15). Transformer "
+                  "Engine's default keeps bf16 weights and casts to fp8 per GEMM instead, which "
+                  "is mixed_bf16_adam's 16 bytes.",
+                  "fp8lm_adam follows FP8-LM (Peng et al. 2023, arXiv 2310.18313, section 2.3): "
+                  "fp16 master weights with the fp8 compute copy made on the fly, fp8 grads, "
+                  "Adam m in fp8 and v in fp16: 2 + 1 + 1 + 2 = 6 bytes.",
+                  "total_gib = params x bytes_per_param / 2^30; max_params = floor(device_gib x "
+                  "2^30 / bytes_per_param). device_gib is in GiB (2^30 bytes); the driver and the "
+                  "CUDA context keep part of a device's memory, so less is usable."}};
+  std::uint64_t r = 0;
+  for (const Recipe& rc : recipes()) {
+    if (ctx.shard.owns(r)) {
+      const double bpp = rc.weights + rc.grads + rc.master + rc.optimizer;
+      const double max_params = std::floor(device_gib * kGiB / bpp);
+      training.add(r, {rc.name, rc.weights, rc.grads, rc.master, rc.optimizer, bpp,
+                       params * bpp / kGiB,
+                       max_params < 9.2e18 ? Cell{static_cast<std::int64_t>(max_params)}
+                                           : Cell{max_params},
+                       rc.states});
+    }
+    ++r;
+  }
+  return {formats, tensor, training};
+}
+
+}  // namespace
+
+Experiment footprint_experiment() {
+  return {
+      "footprint",
+      "bytes per element, per tensor and per trained parameter, for every format and MX scheme",
+      {
+          {"shape", ParamType::text, "4x8x20", 0, 0,
+           "tensor shape, sizes joined by 'x' (the lecture's 4x8x20)", {}, false},
+          {"params", ParamType::real, "7e9", 1, 1e15, "model parameter count", {}, false},
+          {"device_gib", ParamType::real, "80", 1e-3, 1e9, "device memory in GiB (H100: 80)", {},
+           false},
+      },
+      {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+       "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"},
+      false,
+      {{"shape", "4x8x20"}, {"params", "7e9"}, {"device_gib", "80"}},
+      run,
+      {},
+  };
+}
+
+}  // namespace lplab::experiments

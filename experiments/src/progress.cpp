@@ -1,0 +1,64 @@
+// Progress on stderr, and Ctrl-C: the signal handler only sets a flag; the
+// run notices it at its next Progress::step and unwinds, so that no output
+// is left half-written (the tool writes files to a temporary name and
+// renames them only after a complete run).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+
+#include "lplab/experiments/experiment.h"
+
+namespace lplab::experiments {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void on_sigint(int) { g_interrupted = 1; }
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) == 1) {}
+
+void Progress::set_total(std::uint64_t steps) {
+  total_ = steps;
+  done_ = 0;
+}
+
+void Progress::step(std::uint64_t n) {
+  if (g_interrupted) throw Interrupted();
+  done_ += n;
+  if (!tty_) return;
+  const double t = now_seconds();
+  if (t - last_draw_ < 0.2) return;  // at most five redraws a second
+  last_draw_ = t;
+  if (total_ > 0)
+    std::fprintf(stderr, "\r%s %3.0f%%", label_.c_str(),
+                 100.0 * static_cast<double>(std::min(done_, total_)) / static_cast<double>(total_));
+  else
+    std::fprintf(stderr, "\r%s %llu", label_.c_str(), static_cast<unsigned long long>(done_));
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  if (tty_ && last_draw_ != 0) std::fprintf(stderr, "\r\033[K");
+  last_draw_ = 0;
+}
+
+void Progress::install_interrupt_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool Progress::interrupted() { return g_interrupted != 0; }
+
+}  // namespace lplab::experiments

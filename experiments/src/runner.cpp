@@ -1,0 +1,246 @@
+#include "lplab/experiments/runner.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "lplab/experiments/npy.h"
+#include "lplab/kernels/targets.h"
+
+namespace lplab::experiments {
+
+Machine this_machine() {
+  Machine m;
+  m.cpu_model = kernels::cpu_model();
+  m.cores = std::max(1u, std::thread::hardware_concurrency());
+  m.simd_target = kernels::current_simd_target().name;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) m.memory_bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+  return m;
+}
+
+void require_memory(double bytes, const std::string& what) {
+  const double have = static_cast<double>(this_machine().memory_bytes);
+  // Three quarters of physical memory: the rest is the system's and ours.
+  if (have > 0 && bytes > 0.75 * have)
+    throw UsageError(fmt::format("{} needs {:.3g} GiB, more than this machine's {:.3g} GiB allows",
+                                 what, bytes / 1073741824.0, have / 1073741824.0));
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  auto whole = [&](const std::string& s) -> std::int64_t {
+    if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw UsageError(fmt::format("--shard '{}': expected I/N with whole numbers, 0 <= I < N", text));
+    return std::stoll(s);
+  };
+  if (slash == std::string::npos)
+    throw UsageError(fmt::format("--shard '{}': expected I/N (e.g. 3/16), 0 <= I < N", text));
+  const std::int64_t i = whole(text.substr(0, slash)), n = whole(text.substr(slash + 1));
+  if (n < 1 || n > 100000 || i >= n)
+    throw UsageError(fmt::format("--shard '{}': need 0 <= I < N <= 100000", text));
+  return Shard{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(n)};
+}
+
+std::vector<const FormatEntry*> resolve_dtypes(const std::vector<std::string>& names) {
+  std::vector<const FormatEntry*> out;
+  for (const std::string& n : names) {
+    if (const FormatEntry* e = find_format(n)) {
+      if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+      continue;
+    }
+    const std::vector<const FormatEntry*> family = n.empty() ? std::vector<const FormatEntry*>{}
+                                                             : formats_named_like(n);
+    // A family name (fp8, fp6) means all of its formats.
+    if (n == "fp8" || n == "float8" || n == "fp6" || n == "float6") {
+      for (const FormatEntry* e : family)
+        if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+      continue;
+    }
+    if (family.size() == 1)
+      throw UsageError(fmt::format("unknown dtype '{}' (did you mean {}?)", n, family.front()->name));
+    throw UsageError(fmt::format("unknown dtype '{}' (see 'lplab formats')", n));
+  }
+  return out;
+}
+
+PreparedRun prepare(const RunRequest& request) {
+  PreparedRun run;
+  run.experiment = find_experiment(request.experiment);
+  if (run.experiment == nullptr) {
+    std::vector<std::string> names;
+    for (const Experiment& e : experiments()) names.push_back(e.name);
+    throw UsageError(fmt::format("unknown experiment '{}' (one of: {})", request.experiment,
+                                 fmt::join(names, ", ")));
+  }
+  const Experiment& e = *run.experiment;
+  run.params = Params(e.params, request.params, e.name);
+  if (e.default_dtypes.empty() && !request.dtypes.empty())
+    throw UsageError(fmt::format("{} takes no --dtypes", e.name));
+  run.dtypes = resolve_dtypes(request.dtypes.empty() ? e.default_dtypes : request.dtypes);
+  if (!e.takes_input && !request.input.empty())
+    throw UsageError(fmt::format("{} takes no --input", e.name));
+  run.shard = parse_shard(request.shard);
+  run.threads = request.threads;
+  if (!request.input.empty()) {
+    NpyArray a = read_npy(request.input);
+    if (a.values.empty()) throw UsageError(fmt::format("{}: the array is empty", request.input));
+    run.input = std::move(a.values);
+    run.input_name = std::filesystem::path(request.input).filename().string();
+  }
+  return run;
+}
+
+RunResult execute(const PreparedRun& run, Progress& progress) {
+  Context ctx{run.params, run.dtypes, run.input, run.input_name, run.shard, progress, run.threads};
+  const auto t0 = std::chrono::steady_clock::now();
+  RunResult r;
+  r.run = &run;
+  r.tables = run.experiment->run(ctx);
+  progress.finish();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+nlohmann::ordered_json run_record(const RunResult& r) {
+  const PreparedRun& run = *r.run;
+  const Machine m = this_machine();
+  nlohmann::ordered_json j;
+  j["lplab"] = "run";
+  j["experiment"] = run.experiment->name;
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : run.params.all()) params[k] = v;
+  j["params"] = params;
+  auto dtypes = nlohmann::ordered_json::array();
+  for (const FormatEntry* d : run.dtypes) dtypes.push_back(d->name);
+  j["dtypes"] = dtypes;
+  j["input"] = run.input_name;
+  j["shard"] = {{"index", run.shard.index}, {"count", run.shard.count}};
+  j["machine"] = {{"cpu_model", m.cpu_model}, {"cores", m.cores}, {"simd_target", m.simd_target}};
+  j["seconds"] = r.seconds;
+  auto tables = nlohmann::ordered_json::array();
+  for (const Table& t : r.tables) tables.push_back(to_json(t));
+  j["tables"] = tables;
+  return j;
+}
+
+std::vector<Table> tables_of(const nlohmann::ordered_json& record) {
+  std::vector<Table> out;
+  for (const auto& t : record.at("tables")) out.push_back(table_from_json(t));
+  return out;
+}
+
+nlohmann::ordered_json merge_records(const std::vector<nlohmann::ordered_json>& records,
+                                     const std::vector<std::string>& names) {
+  if (records.empty()) throw UsageError("merge: no files given");
+  auto field = [&](std::size_t i, const char* key) -> const nlohmann::ordered_json& {
+    if (!records[i].is_object() || records[i].value("lplab", "") != "run" || !records[i].contains(key))
+      throw UsageError(fmt::format("{}: not the JSON output of 'lplab run' (no '{}')", names[i], key));
+    return records[i].at(key);
+  };
+  std::uint64_t count = 0;
+  std::vector<int> seen;
+  std::vector<std::vector<Table>> parts(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    for (const char* key : {"experiment", "params", "dtypes", "input"})
+      if (field(i, key) != field(0, key))
+        throw UsageError(fmt::format("{}: its {} differ from those of {}: shards of different runs", names[i],
+                                     key, names[0]));
+    const auto& shard = field(i, "shard");
+    std::uint64_t index = 0, n = 0;
+    try {
+      index = shard.at("index").get<std::uint64_t>();
+      n = shard.at("count").get<std::uint64_t>();
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("{}: malformed 'shard'", names[i]));
+    }
+    if (i == 0) {
+      count = n;
+      seen.assign(n, -1);
+    }
+    if (n != count || index >= n)
+      throw UsageError(fmt::format("{}: shard {}/{} does not belong with {}'s {} shards", names[i], index, n,
+                                   names[0], count));
+    if (seen[index] >= 0)
+      throw UsageError(fmt::format("{}: shard {}/{} was given twice (also {})", names[i], index, n,
+                                   names[static_cast<std::size_t>(seen[index])]));
+    seen[index] = static_cast<int>(i);
+    try {
+      parts[i] = tables_of(records[i]);
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("{}: {}", names[i], e.what()));
+    }
+  }
+  for (std::uint64_t s = 0; s < count; ++s)
+    if (seen[s] < 0) throw UsageError(fmt::format("merge: shard {}/{} is missing", s, count));
+
+  // Tables in the order the first shard lists them; rows of every shard,
+  // stably sorted by grid point: the order of the unsharded run.
+  std::vector<Table> merged = parts[0];
+  for (Table& t : merged) t.rows.clear();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (const Table& t : parts[i]) {
+      auto it = std::find_if(merged.begin(), merged.end(), [&](const Table& m) { return m.id == t.id; });
+      if (it == merged.end())
+        throw UsageError(fmt::format("{}: table {} is not in {}", names[i], t.id, names[0]));
+      if (it->columns.size() != t.columns.size())
+        throw UsageError(fmt::format("{}: table {} has other columns than in {}", names[i], t.id, names[0]));
+      it->rows.insert(it->rows.end(), t.rows.begin(), t.rows.end());
+    }
+  }
+  for (Table& t : merged)
+    std::stable_sort(t.rows.begin(), t.rows.end(), [](const Row& a, const Row& b) { return a.grid < b.grid; });
+  nlohmann::ordered_json out = records[0];
+  out["shard"] = {{"index", 0}, {"count", 1}};
+  out["merged_from"] = count;
+  auto tables = nlohmann::ordered_json::array();
+  for (const Table& t : merged) tables.push_back(to_json(t));
+  out["tables"] = tables;
+  return out;
+}
+
+std::string render_text(const std::vector<Table>& tables) {
+  std::string out;
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (i) out += '\n';
+    out += to_text(tables[i]);
+  }
+  return out;
+}
+
+std::string render_csv(const std::vector<Table>& tables) {
+  if (tables.size() == 1) return to_csv(tables.front());
+  std::string out;
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (i) out += '\n';
+    out += fmt::format("# {}\n", tables[i].id);
+    out += to_csv(tables[i]);
+  }
+  return out;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  const std::string tmp = fmt::format("{}.tmp{}", path, getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw UsageError(fmt::format("{}: cannot write here", path));
+    f << content;
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw UsageError(fmt::format("{}: write failed (disk full?)", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UsageError(fmt::format("{}: cannot rename the finished file into place", path));
+  }
+}
+
+}  // namespace lplab::experiments

@@ -1,0 +1,335 @@
+// underflow: which values a format flushes to zero, keeps only as subnormals,
+// or loses to overflow, across scales from 1e-12 to 1e6 -- the lecture's
+// "1e-8 in fp16 is 0" generalised to whole distributions, to weight
+// initialisations, and to per-tensor and MX block scaling.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lplab/experiments/experiment.h"
+#include "lplab/kernels/convert.h"
+#include "sampling.h"
+#include "scaled.h"
+
+namespace lplab::experiments {
+namespace {
+
+// Outcome counts of one conversion. An element is counted in at most one
+// class; finite inputs only (a NaN or infinite input has nothing to lose).
+//   zero:      x != 0 and the stored element is 0 (flushed);
+//   overflow:  |x| beyond the largest element magnitude and the result is
+//              infinite or that largest magnitude (clamped: an IEEE overflow
+//              to inf, or a saturation to max under Overflow::saturate or a
+//              scaling scheme, or a value between max and the overflow
+//              threshold that nearest rounding brings down to max);
+//   nan:       the result is NaN (E4M3's IEEE overflow, which has no inf;
+//              an MX block holding a non-finite value);
+//   subnormal: the stored element is a nonzero subnormal of its format.
+// For scaled schemes "element" is the narrow element before the scale is
+// applied back, which is where precision is lost.
+struct Counts {
+  std::uint64_t zero = 0, subnormal = 0, overflow = 0, nan = 0;
+
+  void add(double x, double y, double elem, double elem_max, double elem_smallest_normal) {
+    if (!std::isfinite(x)) return;
+    if (std::isnan(y)) {
+      ++nan;
+    } else if (x != 0 && elem == 0) {
+      ++zero;
+    } else if (std::isinf(y) || (std::fabs(elem) == elem_max && std::fabs(x) > std::fabs(y))) {
+      ++overflow;
+    } else if (elem != 0 && std::fabs(elem) < elem_smallest_normal) {
+      ++subnormal;
+    }
+  }
+};
+
+// Plain conversion of a sample into one format with nearest-even rounding.
+// The sample is held as an fp32 tensor (xf), as a framework holds it; the
+// float32 row converts the double sample itself (xd), so it shows what
+// storing the values in fp32 does.
+Counts convert_counts(const FormatEntry& f, std::span<const double> xd, std::span<const float> xf,
+                      Overflow overflow, unsigned threads) {
+  return visit_format(f, [&]<class T>(std::type_identity<T>) {
+    const kernels::ConvertOptions options{
+        .round = Round::nearest_even, .overflow = overflow, .threads = threads};
+    std::vector<T> out(xd.size());
+    Counts c;
+    const double max = static_cast<double>(finfo<T>::max);
+    const double smallest_normal = static_cast<double>(finfo<T>::smallest_normal);
+    if constexpr (std::is_same_v<T, float32>) {
+      kernels::convert(xd, std::span<T>(out), options);
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        const double y = static_cast<double>(out[i]);
+        c.add(xd[i], y, y, max, smallest_normal);
+      }
+    } else {
+      kernels::convert(xf, std::span<T>(out), options);
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        const double y = static_cast<double>(out[i]);
+        c.add(xf[i], y, y, max, smallest_normal);
+      }
+    }
+    return c;
+  });
+}
+
+Counts scheme_counts(std::string_view scheme, std::span<const float> xf) {
+  const scaled::RoundTrip r = scaled::round_trip(scheme, xf);
+  Counts c;
+  for (std::size_t i = 0; i < xf.size(); ++i)
+    c.add(xf[i], r.y[i], r.elem[i], r.elem_max, r.elem_smallest_normal);
+  return c;
+}
+
+// One column set of underflow_scales: a format (plain or per-tensor scaled)
+// or a block scheme, under one overflow policy.
+struct Target {
+  std::string dtype;    // the format name, or the scheme name for mx
+  std::string scaling;  // none, tensor, mx
+  Overflow overflow = Overflow::ieee;
+  const FormatEntry* format = nullptr;  // scaling == none
+  std::string scheme;                   // tensor and mx
+};
+
+std::vector<Target> targets(const Context& ctx) {
+  std::vector<Target> t;
+  for (const FormatEntry* f : ctx.dtypes) {
+    const std::string name(f->name);
+    t.push_back({name, "none", Overflow::ieee, f, {}});
+    t.push_back({name, "none", Overflow::saturate, f, {}});
+    // Per-tensor scaling exists for the two OCP FP8 training formats only
+    // (kernels::TensorScaling); it always saturates.
+    if (name == "float8_e4m3fn") t.push_back({name, "tensor", Overflow::saturate, nullptr, "fp8_e4m3_tensor"});
+    if (name == "float8_e5m2") t.push_back({name, "tensor", Overflow::saturate, nullptr, "fp8_e5m2_tensor"});
+  }
+  for (const std::string& s : ctx.params.list("schemes")) {
+    if (s == "none") continue;
+    t.push_back({s, "mx", Overflow::saturate, nullptr, s});
+  }
+  return t;
+}
+
+const char* overflow_name(Overflow o) { return o == Overflow::ieee ? "ieee" : "saturate"; }
+
+std::vector<Cell> fraction_cells(const Counts& c, std::size_t n) {
+  const double d = static_cast<double>(n);
+  return {static_cast<double>(c.zero) / d, static_cast<double>(c.subnormal) / d,
+          static_cast<double>(c.overflow) / d, static_cast<double>(c.nan) / d};
+}
+
+Table scales_table(const Context& ctx) {
+  Table t{"underflow_scales",
+          "Fraction of values flushed to zero, subnormal, overflowed or NaN, per scale and format",
+          {{"distribution", ""}, {"sigma", ""}, {"dtype", ""}, {"scaling", ""}, {"overflow", ""},
+           {"frac_zero", ""}, {"frac_subnormal", ""}, {"frac_overflow", ""}, {"frac_nan", ""}},
+          {},
+          {}};
+  const std::vector<Target> tg = targets(ctx);
+  const bool from_input = !ctx.input.empty();
+  const std::vector<std::string> dists =
+      from_input ? std::vector<std::string>{"input"} : std::vector<std::string>{"normal", "lognormal"};
+  const std::vector<double> sigmas = from_input ? std::vector<double>{0.0} : ctx.params.numbers("sigmas");
+  const auto n = static_cast<std::size_t>(ctx.params.integer("n"));
+  const auto seed = static_cast<std::uint64_t>(ctx.params.integer("seed"));
+  const double shape = ctx.params.real("lognormal_shape");
+
+  ctx.progress.set_total(dists.size() * sigmas.size() * tg.size());
+  for (std::size_t d = 0; d < dists.size(); ++d) {
+    for (std::size_t s = 0; s < sigmas.size(); ++s) {
+      const std::uint64_t base = (d * sigmas.size() + s) * tg.size();
+      bool any = false;
+      for (std::size_t k = 0; k < tg.size(); ++k) any = any || ctx.shard.owns(base + k);
+      if (!any) {
+        ctx.progress.step(tg.size());
+        continue;
+      }
+      // One sample per (distribution, sigma), shared by every target, so the
+      // rows of a point differ by the format alone.
+      const std::uint64_t point_seed = seed * 1000003u + d * 1009u + s;
+      std::vector<double> xd;
+      if (from_input) xd.assign(ctx.input.begin(), ctx.input.end());
+      else if (dists[d] == "normal") xd = sampling::normal(n, sigmas[s], point_seed);
+      else xd = sampling::lognormal(n, sigmas[s], shape, point_seed);
+      const std::vector<float> xf = sampling::to_float(xd);
+      const Cell sigma_cell = from_input ? Cell{} : Cell{sigmas[s]};
+      for (std::size_t k = 0; k < tg.size(); ++k) {
+        ctx.progress.step();
+        if (!ctx.shard.owns(base + k)) continue;
+        const Target& g = tg[k];
+        const Counts c = g.scaling == "none" ? convert_counts(*g.format, xd, xf, g.overflow, ctx.threads)
+                                             : scheme_counts(g.scheme, xf);
+        std::vector<Cell> row{dists[d], sigma_cell, g.dtype, g.scaling, overflow_name(g.overflow)};
+        for (Cell& v : fraction_cells(c, xd.size())) row.push_back(std::move(v));
+        t.add(base + k, std::move(row));
+      }
+    }
+  }
+  t.notes = {
+      from_input ? fmt::format("values: the {} values of {} (as an fp32 tensor)", ctx.input.size(), ctx.input_name)
+                 : fmt::format("values: {} draws per point of normal N(0, sigma^2) and of log-normal "
+                               "sigma*exp({}*Z) (median sigma), seed {}, stored as an fp32 tensor",
+                               n, shape, seed),
+      "frac_zero: nonzero x stored as 0; frac_subnormal: stored as a nonzero subnormal of the element "
+      "format; frac_overflow: |x| beyond the largest element and the result is inf or clamped to the "
+      "largest magnitude (under saturate, and under ieee for values between max and the overflow "
+      "threshold); frac_nan: the result is NaN (float8_e4m3fn has no inf, so its ieee overflow is NaN)",
+      "conversion rounds to nearest-even; scaling=tensor (Transformer Engine current scaling, "
+      "scale = max_elem/amax) and scaling=mx (OCP MX v1.0 section 6.3, E8M0 block scales of 32; nvfp4: "
+      "E4M3 scales of 16 plus an fp32 tensor scale) always saturate, so they appear once, as saturate",
+      "MX's floor rule (OCP MX v1.0 section 6.3) puts a block's amax in the element's top binade "
+      "without checking it fits: a block maximum whose significand exceeds the element maximum's "
+      "(1.75 for E4M3 and E5M2) saturates, so mx rows show about 1% overflow at every sigma; "
+      "kernels::ScaleRule::ceil avoids it",
+      "for scaled rows the classes describe the narrow element before its scale is applied back: a "
+      "normal distribution keeps the same fractions at every sigma once scaled, a plain format only "
+      "within its range"};
+  return t;
+}
+
+// The lecture's single values: 1e-8 in each format.
+Table values_table(const Context& ctx) {
+  Table t{"underflow_values", "Single values rounded into each format (nearest-even, ieee overflow)",
+          {{"value", ""}, {"dtype", ""}, {"result", ""}, {"result_torch", ""}, {"code", ""}, {"note", ""}},
+          {},
+          {}};
+  const std::vector<double> values = ctx.params.numbers("values");
+  std::uint64_t grid = 0;
+  for (double v : values) {
+    for (const FormatEntry* f : ctx.dtypes) {
+      const std::uint64_t g = grid++;
+      if (!ctx.shard.owns(g)) continue;
+      const std::uint64_t code = f->from_double(v, Round::nearest_even, Overflow::ieee, 0, nullptr);
+      const double y = f->to_double(code);
+      std::string note;
+      if (std::isnan(y)) note = std::isnan(v) ? "NaN" : "overflow to NaN";
+      else if (std::isinf(y)) note = std::isinf(v) ? "infinite" : "overflow to inf";
+      else if (y == 0 && v != 0) note = "flushed to zero";
+      else if (y != 0 && std::fabs(y) < f->info.smallest_normal) note = "subnormal";
+      else if (std::fabs(v) > f->info.max) note = "rounded to max";
+      else note = y == v ? "exact" : "normal, rounded";
+      // torch prints a tensor's elements with 4 digits after the point in
+      // scientific mode: 1e-8 in bf16 shows as 1.0012e-08.
+      t.add(g, {v, std::string(f->name), y, fmt::format("{:.4e}", y), fmt::format("0x{:x}", code), note});
+    }
+  }
+  t.notes = {
+      "result: the exact value of the code; result_torch: as torch prints it (4 decimals, scientific)",
+      "lecture: 1e-8 is 0 in float16 (below half its smallest subnormal, 2^-25 = 2.98e-8), "
+      "1.0012e-08 in bfloat16 (exactly 1.34375 * 2^-27 = 1.00117176...e-08: bf16 keeps fp32's "
+      "exponent range), and 0 in float8_e4m3fn (smallest subnormal 2^-9) and float8_e5m2 (2^-16)"};
+  return t;
+}
+
+// Glorot (Glorot & Bengio, AISTATS 2010) and He (He et al., ICCV 2015)
+// normal initialisation of the lecture's 256x512 weight.
+Table init_table(const Context& ctx) {
+  Table t{"underflow_init", "Weight initialisations: standard deviation and underflow per format",
+          {{"init", ""}, {"shape", ""}, {"std_printed", ""}, {"std_closed_form", ""}, {"std_sample", ""},
+           {"dtype", ""}, {"frac_zero", ""}, {"frac_subnormal", ""}},
+          {},
+          {}};
+  const auto rows = static_cast<std::size_t>(ctx.params.integer("init_rows"));
+  const auto cols = static_cast<std::size_t>(ctx.params.integer("init_cols"));
+  const auto seed = static_cast<std::uint64_t>(ctx.params.integer("seed"));
+  const double fan_sum = static_cast<double>(rows + cols);
+  struct Init {
+    const char* name;
+    double std;
+    Cell printed;
+  };
+  // The lecture keeps weights as (input_dim, output_dim), so fan_in is the
+  // row count; torch.nn.Linear stores (out, in), whose fan_in is the columns.
+  const Init inits[] = {
+      {"glorot_normal", std::sqrt(2.0 / fan_sum), 0.0782},
+      {"he_normal", std::sqrt(2.0 / static_cast<double>(rows)), 0.1104},
+      {"he_normal_torch_layout", std::sqrt(2.0 / static_cast<double>(cols)), Cell{}},
+  };
+  const std::string shape = fmt::format("{}x{}", rows, cols);
+  std::uint64_t grid = 0;
+  for (std::size_t k = 0; k < std::size(inits); ++k) {
+    const std::uint64_t first = grid;
+    grid += ctx.dtypes.size();
+    bool any = false;
+    for (std::uint64_t g = first; g < grid; ++g) any = any || ctx.shard.owns(g);
+    if (!any) continue;
+    const std::vector<double> w = sampling::normal(rows * cols, inits[k].std, seed + 1 + k);
+    double mean = 0;
+    for (double v : w) mean += v;
+    mean /= static_cast<double>(w.size());
+    double ss = 0;
+    for (double v : w) ss += (v - mean) * (v - mean);
+    const double sample_std = std::sqrt(ss / static_cast<double>(w.size() - 1));
+    const std::vector<float> wf = sampling::to_float(w);
+    for (std::size_t j = 0; j < ctx.dtypes.size(); ++j) {
+      if (!ctx.shard.owns(first + j)) continue;
+      const Counts c = convert_counts(*ctx.dtypes[j], w, wf, Overflow::ieee, ctx.threads);
+      const double n = static_cast<double>(w.size());
+      t.add(first + j, {inits[k].name, shape, inits[k].printed, inits[k].std, sample_std,
+                        std::string(ctx.dtypes[j]->name), static_cast<double>(c.zero) / n,
+                        static_cast<double>(c.subnormal) / n});
+    }
+  }
+  const double g = std::sqrt(2.0 / fan_sum), h = std::sqrt(2.0 / static_cast<double>(rows));
+  t.notes = {
+      fmt::format("std_closed_form: Glorot normal sqrt(2/(fan_in+fan_out)) = sqrt(2/{}) = {:.4f}; He normal "
+                  "sqrt(2/fan_in) = sqrt(2/{}) = {:.4f} with fan_in = {} (the lecture's (in, out) layout), "
+                  "{:.4f} with fan_in = {} (torch.nn.Linear's (out, in) layout); std_sample: the sample "
+                  "standard deviation of the drawn weights (seed {})",
+                  rows + cols, g, rows, h, rows, std::sqrt(2.0 / static_cast<double>(cols)), cols, seed),
+      "std_printed: the lecture notes print 0.0782 (Glorot) and 0.1104 (He) for this weight; both are "
+      "wrong for a 256x512 weight. Their ratio, 1.412, is sqrt(2), which He/Glorot = "
+      "sqrt((fan_in+fan_out)/fan_in) equals only when fan_in = fan_out; 1/0.0782^2 = 163.5 and "
+      "2/0.1104^2 = 164.1 both give fan_in = fan_out = 164, a square 164x164 layer. For 256x512 the "
+      "right values are the closed forms above (0.0510 and 0.0884), which the samples confirm",
+      "frac_zero / frac_subnormal: the weights rounded to nearest-even into each format (classes as in "
+      "underflow_scales)"};
+  return t;
+}
+
+std::vector<Table> run(const Context& ctx) {
+  if (ctx.dtypes.empty()) throw UsageError("underflow: no dtypes given");
+  const std::int64_t n = ctx.params.integer("n");
+  const std::uint64_t work = static_cast<std::uint64_t>(n) * 24;  // doubles, floats, codes, scratch
+  if (work > (std::uint64_t{1} << 34))
+    throw UsageError("underflow: n = " + std::to_string(n) + " needs more than 16 GiB");
+  return {values_table(ctx), scales_table(ctx), init_table(ctx)};
+}
+
+}  // namespace
+
+Experiment underflow_experiment() {
+  std::string block_choices;
+  std::vector<std::string> choices{"none"};
+  for (std::string_view s : scaled::block_schemes) choices.emplace_back(s);
+  for (std::size_t i = 1; i < choices.size(); ++i) block_choices += (i > 1 ? "," : "") + choices[i];
+  return Experiment{
+      "underflow",
+      "fractions flushed to zero, subnormal, overflowed or NaN across scales, inits and MX scaling",
+      {
+          {"sigmas", ParamType::list,
+           "1e-12,1e-11,1e-10,1e-9,1e-8,1e-7,1e-6,1e-5,1e-4,1e-3,1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6",
+           1e-300, 1e300, "scales of the distributions (normal std, log-normal median)", {}, true},
+          {"n", ParamType::integer, "65536", 32, 1 << 28, "samples per (distribution, sigma)", {}},
+          {"seed", ParamType::integer, "0", 0, 1e15, "seed of the samples", {}},
+          {"lognormal_shape", ParamType::real, "2", 0, 20,
+           "standard deviation of log(x) for the log-normal distribution", {}},
+          {"schemes", ParamType::list, block_choices, 0, 0,
+           "block-scaling schemes to compare (none: no scheme rows)", choices, false},
+          {"values", ParamType::list, "1e-8", -1e300, 1e300, "single values for underflow_values", {}, true},
+          {"init_rows", ParamType::integer, "256", 1, 1 << 16, "weight rows (fan_in in the lecture's layout)", {}},
+          {"init_cols", ParamType::integer, "512", 1, 1 << 16, "weight columns (fan_out)", {}},
+      },
+      {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float6_e2m3fn", "float6_e3m2fn",
+       "float4_e2m1fn"},
+      true,
+      {{"n", "65536"}},
+      run,
+      {{"n", "512"}, {"sigmas", "1e-8,1,1e5"}}};
+}
+
+}  // namespace lplab::experiments

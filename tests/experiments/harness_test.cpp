@@ -1,0 +1,281 @@
+// The experiment harness: tables and their writers, parameter validation,
+// shards and merging, the .npy reader, atomic writes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "lplab/experiments/experiment.h"
+#include "lplab/experiments/npy.h"
+#include "lplab/experiments/runner.h"
+
+namespace lx = lplab::experiments;
+namespace fs = std::filesystem;
+
+namespace {
+
+lx::Table sample_table() {
+  lx::Table t;
+  t.id = "sample";
+  t.title = "A sample";
+  t.columns = {{"name", ""}, {"count", ""}, {"bytes", "bytes"}};
+  t.add(0, {std::string("a,b"), std::int64_t{3}, 0.1});
+  t.add(1, {std::string("say \"hi\""), std::monostate{}, -INFINITY});
+  t.notes.push_back("a note");
+  return t;
+}
+
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("lplab_harness_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+}  // namespace
+
+TEST(Table, CsvQuotesAndShortestReals) {
+  EXPECT_EQ(lx::to_csv(sample_table()),
+            "name,count,bytes\n"
+            "\"a,b\",3,0.1\n"
+            "\"say \"\"hi\"\"\",,-inf\n");
+}
+
+TEST(Table, TextHasUnitsNotesAndOneFinalNewline) {
+  const std::string s = lx::to_text(sample_table());
+  EXPECT_NE(s.find("bytes [bytes]"), std::string::npos);
+  EXPECT_NE(s.find("note: a note\n"), std::string::npos);
+  EXPECT_EQ(s.back(), '\n');
+  EXPECT_NE(s[s.size() - 2], '\n');
+}
+
+TEST(Table, JsonRoundTripKeepsTypesGridAndNonFinite) {
+  const lx::Table t = sample_table();
+  const lx::Table back = lx::table_from_json(nlohmann::ordered_json::parse(lx::to_json(t).dump()));
+  ASSERT_EQ(back.rows.size(), 2u);
+  EXPECT_EQ(std::get<std::string>(back.rows[0].cells[0]), "a,b");
+  EXPECT_EQ(std::get<std::int64_t>(back.rows[0].cells[1]), 3);
+  EXPECT_EQ(std::get<double>(back.rows[0].cells[2]), 0.1);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(back.rows[1].cells[1]));
+  EXPECT_EQ(std::get<double>(back.rows[1].cells[2]), -INFINITY);
+  EXPECT_EQ(back.rows[1].grid, 1u);
+  EXPECT_EQ(back.notes, t.notes);
+  EXPECT_THROW(t.column("nope"), std::out_of_range);
+  lx::Table bad = t;
+  EXPECT_THROW(bad.add(2, {std::int64_t{1}}), std::logic_error);
+}
+
+TEST(Params, DefaultsRangesAndClearErrors) {
+  const std::vector<lx::ParamSpec> specs = {
+      {"k", lx::ParamType::integer, "64", 1, 1 << 20, "inner size", {}, false},
+      {"sigma", lx::ParamType::real, "1", 1e-300, 1e300, "scale", {}, false},
+      {"ks", lx::ParamType::list, "64,128", 1, 65536, "sizes", {}, true},
+      {"mode", lx::ParamType::text, "a", 0, 0, "mode", {"a", "b"}, false},
+  };
+  const lx::Params p(specs, {{"k", "1e3"}}, "x");
+  EXPECT_EQ(p.integer("k"), 1000);
+  EXPECT_EQ(p.real("sigma"), 1.0);
+  EXPECT_EQ(p.numbers("ks"), (std::vector<double>{64, 128}));
+  EXPECT_EQ(p.text("mode"), "a");
+  auto message = [&](std::map<std::string, std::string> given) {
+    try {
+      lx::Params(specs, given, "x");
+    } catch (const lx::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message({{"k", "0"}}), "x parameter k: 0 is outside [1, 1048576]");
+  EXPECT_EQ(message({{"k", "2.5"}}), "x parameter k: '2.5' is not a whole number");
+  EXPECT_EQ(message({{"k", "12abc"}}), "x parameter k: '12abc' is not a number");
+  EXPECT_EQ(message({{"sigma", "nan"}}), "x parameter sigma: 'nan' is not finite");
+  EXPECT_EQ(message({{"sigma", "-1"}}), "x parameter sigma: -1 is outside [1e-300, 1e+300]");
+  EXPECT_EQ(message({{"ks", "64,,128"}}), "x parameter ks: empty item in '64,,128'");
+  EXPECT_EQ(message({{"mode", "c"}}), "x parameter mode: unknown value 'c' (one of: a, b)");
+  EXPECT_EQ(message({{"kk", "1"}}), "x has no parameter 'kk' (k, sigma, ks, mode)");
+}
+
+TEST(Shard, ParsesAndRefuses) {
+  const lx::Shard s = lx::parse_shard("3/16");
+  EXPECT_EQ(s.index, 3u);
+  EXPECT_EQ(s.count, 16u);
+  EXPECT_TRUE(s.owns(19));
+  EXPECT_FALSE(s.owns(20));
+  for (const char* bad : {"16/16", "1", "-1/4", "a/b", "0/0", "1/", "/4", "0/1000000"})
+    EXPECT_THROW(lx::parse_shard(bad), lx::UsageError) << bad;
+}
+
+TEST(Registry, UnknownExperimentDtypeAndParameterAreRefusedBeforeWork) {
+  EXPECT_EQ(lx::experiments().size(), 8u);
+  EXPECT_EQ(lx::find_experiment("matmul-error"), lx::find_experiment("matmul_error"));
+  lx::RunRequest r;
+  r.experiment = "nope";
+  EXPECT_THROW(lx::prepare(r), lx::UsageError);
+  r.experiment = "underflow";
+  r.dtypes = {"float9"};
+  EXPECT_THROW(lx::prepare(r), lx::UsageError);
+  r.dtypes = {};
+  r.params = {{"no_such_param", "1"}};
+  EXPECT_THROW(lx::prepare(r), lx::UsageError);
+  r.params = {};
+  r.input = temp_path("missing.npy");
+  EXPECT_THROW(lx::prepare(r), lx::UsageError);
+  // Every experiment's declared parameters accept their own defaults,
+  // report and quick values.
+  for (const lx::Experiment& e : lx::experiments()) {
+    EXPECT_NO_THROW(lx::Params(e.params, {}, e.name)) << e.name;
+    EXPECT_NO_THROW(lx::Params(e.params, e.report_params, e.name)) << e.name;
+    auto quick = e.report_params;
+    for (const auto& [k, v] : e.quick_params) quick[k] = v;
+    EXPECT_NO_THROW(lx::Params(e.params, quick, e.name)) << e.name;
+  }
+}
+
+TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
+  auto record = [](std::uint32_t index, std::uint32_t count, std::vector<std::uint64_t> grids) {
+    lx::Table t;
+    t.id = "t";
+    t.title = "t";
+    t.columns = {{"g", ""}};
+    for (std::uint64_t g : grids) t.add(g, {static_cast<std::int64_t>(g)});
+    nlohmann::ordered_json j;
+    j["lplab"] = "run";
+    j["experiment"] = "x";
+    j["params"] = {{"n", "1"}};
+    j["dtypes"] = nlohmann::ordered_json::array();
+    j["input"] = "";
+    j["shard"] = {{"index", index}, {"count", count}};
+    j["tables"] = nlohmann::ordered_json::array({lx::to_json(t)});
+    return j;
+  };
+  const auto merged = lx::merge_records({record(1, 2, {1, 3}), record(0, 2, {0, 2, 4})}, {"b", "a"});
+  const lx::Table t = lx::tables_of(merged).at(0);
+  ASSERT_EQ(t.rows.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(std::get<std::int64_t>(t.rows[i].cells[0]), static_cast<std::int64_t>(i));
+  EXPECT_THROW(lx::merge_records({record(0, 2, {0})}, {"a"}), lx::UsageError);  // shard 1 missing
+  EXPECT_THROW(lx::merge_records({record(0, 2, {0}), record(0, 2, {0})}, {"a", "b"}), lx::UsageError);
+  auto other = record(1, 2, {1});
+  other["params"]["n"] = "2";
+  EXPECT_THROW(lx::merge_records({record(0, 2, {0}), other}, {"a", "b"}), lx::UsageError);
+  EXPECT_THROW(lx::merge_records({nlohmann::ordered_json::parse("[1]")}, {"a"}), lx::UsageError);
+}
+
+// ---------------------------------------------------------------------------
+// .npy files written byte by byte here, as NumPy's format.rst describes them.
+
+namespace {
+
+std::string npy_bytes(const std::string& dict, const std::string& data, int major = 1) {
+  std::string header = dict;
+  const std::size_t lead = major == 1 ? 10 : 12;
+  while ((lead + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out = std::string("\x93NUMPY", 6) + static_cast<char>(major) + '\0';
+  const std::size_t n = header.size();
+  out += static_cast<char>(n & 0xFF);
+  out += static_cast<char>((n >> 8) & 0xFF);
+  if (major == 2) out += std::string(2, '\0');
+  return out + header + data;
+}
+
+template <class U>
+std::string words(const std::vector<U>& v, bool big_endian = false) {
+  std::string s;
+  for (U u : v)
+    for (std::size_t i = 0; i < sizeof(U); ++i) {
+      const std::size_t b = big_endian ? sizeof(U) - 1 - i : i;
+      s += static_cast<char>((u >> (8 * b)) & 0xFF);
+    }
+  return s;
+}
+
+std::string write_temp(const std::string& name, const std::string& bytes) {
+  const std::string p = temp_path(name);
+  std::ofstream(p, std::ios::binary) << bytes;
+  return p;
+}
+
+std::string npy_error(const std::string& bytes) {
+  const std::string p = write_temp("bad.npy", bytes);
+  try {
+    lx::read_npy(p);
+  } catch (const lx::UsageError& e) {
+    fs::remove(p);
+    return e.what();
+  }
+  fs::remove(p);
+  return "accepted";
+}
+
+}  // namespace
+
+TEST(Npy, Float32CFloat64FortranFloat16BigEndian) {
+  // float32, C order, 2x2: 1, -2.5, 1e-8 (rounded to float), 65504.
+  const std::vector<std::uint32_t> f32 = {0x3f800000, 0xc0200000, 0x322bcc77, 0x477fe000};
+  auto a = lx::read_npy(write_temp("a.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+                                                      words(f32))));
+  EXPECT_EQ(a.dtype, "float32");
+  EXPECT_EQ(a.shape, (std::vector<std::size_t>{2, 2}));
+  EXPECT_EQ(a.values, (std::vector<double>{1.0, -2.5, static_cast<double>(std::bit_cast<float>(0x322bcc77u)), 65504.0}));
+
+  // float64, Fortran order, shape (2, 3): memory holds columns; values come back in C order.
+  const std::vector<double> col = {0, 3, 1, 4, 2, 5};  // column-major of [[0,1,2],[3,4,5]]
+  std::vector<std::uint64_t> bits;
+  for (double d : col) bits.push_back(std::bit_cast<std::uint64_t>(d));
+  auto b = lx::read_npy(write_temp("b.npy", npy_bytes("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
+                                                      words(bits))));
+  EXPECT_EQ(b.values, (std::vector<double>{0, 1, 2, 3, 4, 5}));
+
+  // float16, big-endian, 1-D, format 2.0: 0x3c00 = 1, 0x0001 = 2^-24, 0xfc00 = -inf.
+  auto c = lx::read_npy(write_temp("c.npy", npy_bytes("{'descr': '>f2', 'fortran_order': False, 'shape': (3,), }",
+                                                      words<std::uint16_t>({0x3c00, 0x0001, 0xfc00}, true), 2)));
+  EXPECT_EQ(c.dtype, "float16");
+  EXPECT_EQ(c.values, (std::vector<double>{1.0, std::ldexp(1.0, -24), -INFINITY}));
+}
+
+TEST(Npy, HeaderLongerThan127BytesIsRead) {
+  // xtensor 0.24 reads the header length through signed chars: a low byte of
+  // 0x80 or more was misread. A 246-byte header (0xF6) must work.
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+  dict += std::string(180, ' ');
+  const std::string bytes = npy_bytes(dict, words<std::uint32_t>({0x40490fdb}));
+  ASSERT_GE(static_cast<unsigned char>(bytes[8]), 0x80);
+  const auto a = lx::read_npy(write_temp("long.npy", bytes));
+  EXPECT_EQ(a.values.at(0), static_cast<double>(std::bit_cast<float>(0x40490fdbu)));
+}
+
+TEST(Npy, BadFilesGetOneLineNamingTheReason) {
+  const std::string ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  const std::string two = words<std::uint32_t>({0, 0});
+  EXPECT_NE(npy_error("hello").find("not a .npy file"), std::string::npos);
+  EXPECT_NE(npy_error(npy_bytes(ok_dict, two.substr(0, 5))).find("truncated"), std::string::npos);
+  EXPECT_NE(npy_error(npy_bytes(ok_dict, two + "x")).find("trailing bytes"), std::string::npos);
+  EXPECT_NE(npy_error(npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", two))
+                .find("dtype '<i4' is not float16, float32 or float64"),
+            std::string::npos);
+  EXPECT_NE(npy_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (x,), }", two))
+                .find("malformed header"),
+            std::string::npos);
+  EXPECT_NE(npy_error(npy_bytes("{'descr': '<f4', 'shape': (2,), }", two)).find("malformed header"),
+            std::string::npos);
+  EXPECT_NE(npy_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }", two))
+                .find("shape too large"),
+            std::string::npos);
+  EXPECT_NE(npy_error(std::string("\x93NUMPY\x03\x00", 8)).find("version 3.0"), std::string::npos);
+  EXPECT_NE(npy_error(std::string("\x93NUMPY\x01\x00\xff\xff", 10)).find("truncated header"), std::string::npos);
+  EXPECT_THROW(lx::read_npy(temp_path("none.npy")), lx::UsageError);
+}
+
+TEST(Files, AtomicWriteReplacesWholeFile) {
+  const std::string p = temp_path("atomic.txt");
+  lx::write_file_atomic(p, "first\n");
+  lx::write_file_atomic(p, "second\n");
+  std::ifstream f(p);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(s, "second\n");
+  fs::remove(p);
+  EXPECT_THROW(lx::write_file_atomic("/nonexistent-dir/x.txt", "x"), lx::UsageError);
+}

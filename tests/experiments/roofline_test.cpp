@@ -1,0 +1,161 @@
+// roofline: the lecture's intensities, spec-sheet ridges and which ops are
+// memory-bound, against hand arithmetic; the measured roofs and points only
+// for structure and sanity (timings vary).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lplab/experiments/experiment.h"
+
+namespace lx = lplab::experiments;
+
+namespace {
+
+// Small, fast measurements; the lecture's sizes for the counts.
+const std::map<std::string, std::string> kQuick = {
+    {"n", "1048576"},        {"n_matmul", "1024"}, {"stream_bytes", "4194304"},
+    {"reps", "1"},           {"peak_seconds", "0.01"}};
+
+std::vector<lx::Table> run_roofline(std::vector<std::string> dtypes, lx::Shard shard = {}) {
+  const lx::Experiment* e = lx::find_experiment("roofline");
+  if (e == nullptr) throw std::runtime_error("no roofline experiment");
+  lx::Params p(e->params, kQuick, e->name);
+  std::vector<const lx::FormatEntry*> formats;
+  for (const std::string& d : dtypes) formats.push_back(lx::find_format(d));
+  lx::Progress prog;
+  lx::Context ctx{p, formats, {}, "", shard, prog, 2};
+  return e->run(ctx);
+}
+
+const lx::Table& table(const std::vector<lx::Table>& ts, const std::string& id) {
+  for (const lx::Table& t : ts)
+    if (t.id == id) return t;
+  throw std::runtime_error("no table " + id);
+}
+
+const lx::Row& row(const lx::Table& t, const std::map<std::string, std::string>& keys) {
+  for (const lx::Row& r : t.rows) {
+    bool match = true;
+    for (const auto& [k, v] : keys) match = match && std::get<std::string>(r.cells[t.column(k)]) == v;
+    if (match) return r;
+  }
+  throw std::runtime_error("no matching row in " + t.id);
+}
+
+double num(const lx::Table& t, const lx::Row& r, const std::string& col) {
+  return lx::cell_number(r.cells[t.column(col)]);
+}
+std::string text(const lx::Table& t, const lx::Row& r, const std::string& col) {
+  return std::get<std::string>(r.cells[t.column(col)]);
+}
+
+class Roofline : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { tables_ = new std::vector<lx::Table>(run_roofline({"bfloat16", "float32", "float4_e2m1fn"})); }
+  static void TearDownTestSuite() { delete tables_; }
+  static std::vector<lx::Table>* tables_;
+};
+std::vector<lx::Table>* Roofline::tables_ = nullptr;
+
+}  // namespace
+
+TEST_F(Roofline, LectureIntensitiesInBf16) {
+  const lx::Table& t = table(*tables_, "roofline_ops");
+  const auto I = [&](const char* op) { return num(t, row(t, {{"op", op}, {"dtype", "bfloat16"}}), "intensity"); };
+  EXPECT_EQ(I("relu"), 0.25);      // 1 FLOP / (2 + 2) bytes
+  EXPECT_EQ(I("gelu_tanh"), 5.0);  // 20 FLOPs / 4 bytes
+  const double n = 1048576;
+  EXPECT_DOUBLE_EQ(I("dot"), 2 * n / (2 * (2 * n + 1)));
+  EXPECT_NEAR(I("dot"), 0.5, 1e-6);
+  EXPECT_DOUBLE_EQ(I("matvec"), 1024.0 / 1026.0);  // 2n^2 / (2 (n^2 + 2n))
+  EXPECT_NEAR(I("matvec"), 1.0, 0.002);
+  EXPECT_DOUBLE_EQ(I("matmul"), 1024.0 / 3.0);  // 2n^3 / (2 x 3n^2)
+  EXPECT_NEAR(I("matmul"), 341.33, 0.01);
+  const lx::Row& mm = row(t, {{"op", "matmul"}, {"dtype", "bfloat16"}});
+  EXPECT_EQ(num(t, mm, "flops"), 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(num(t, mm, "bytes"), 3.0 * 1024 * 1024 * 2);
+}
+
+TEST_F(Roofline, IntensityScalesWithElementSize) {
+  const lx::Table& t = table(*tables_, "roofline_ops");
+  EXPECT_EQ(num(t, row(t, {{"op", "relu"}, {"dtype", "float32"}}), "intensity"), 0.125);  // 1 / 8
+  EXPECT_EQ(num(t, row(t, {{"op", "relu"}, {"dtype", "float4_e2m1fn"}}), "intensity"), 1.0);  // 1 / 1
+  EXPECT_DOUBLE_EQ(num(t, row(t, {{"op", "matmul"}, {"dtype", "float4_e2m1fn"}}), "intensity"),
+                   4 * 1024.0 / 3.0);
+}
+
+TEST_F(Roofline, SpecSheetRidges) {
+  const lx::Table& t = table(*tables_, "roofline_roofs");
+  const auto ridge = [&](const char* dev, const char* dt) {
+    return num(t, row(t, {{"device", dev}, {"dtype", dt}}), "ridge_flop_per_byte");
+  };
+  EXPECT_DOUBLE_EQ(ridge("h100_sxm", "bf16"), 989.0 / 3.35);  // 295.22
+  EXPECT_NEAR(ridge("h100_sxm", "bf16"), 295.2, 0.05);
+  EXPECT_DOUBLE_EQ(ridge("h100_sxm", "fp8"), 1979.0 / 3.35);
+  EXPECT_DOUBLE_EQ(ridge("a100_sxm", "bf16"), 312.0 / 2.039);
+  EXPECT_DOUBLE_EQ(ridge("h200_sxm", "bf16"), 989.0 / 4.8);
+  EXPECT_DOUBLE_EQ(ridge("b200", "bf16"), 2250.0 / 8.0);
+  EXPECT_DOUBLE_EQ(num(t, row(t, {{"device", "h100_sxm"}, {"dtype", "bf16"}}), "peak_gflops"), 989e3);
+  EXPECT_DOUBLE_EQ(num(t, row(t, {{"device", "h100_sxm"}, {"dtype", "bf16"}}), "bandwidth_gbs"), 3350);
+}
+
+TEST_F(Roofline, WhichOpsAreMemoryBound) {
+  const lx::Table& t = table(*tables_, "roofline_ops");
+  const auto bound = [&](const char* op, const char* dt, const char* dev) {
+    return text(t, row(t, {{"op", op}, {"dtype", dt}}), std::string("bound_on_") + dev);
+  };
+  for (const char* dev : {"h100_sxm", "a100_sxm", "h200_sxm", "b200"})
+    for (const char* op : {"relu", "gelu_tanh", "dot", "matvec"})
+      EXPECT_EQ(bound(op, "bfloat16", dev), "memory") << op << " on " << dev;
+  // This CPU's measured ridge varies, but no CPU streams a byte per FLOP.
+  for (const char* op : {"relu", "dot", "matvec"})
+    EXPECT_EQ(bound(op, "bfloat16", "this_cpu"), "memory") << op;
+  // n/3 = 341.3 exceeds every bf16 ridge: H100 295.2, A100 153.0, H200 206.0, B200 281.3.
+  for (const char* dev : {"h100_sxm", "a100_sxm", "h200_sxm", "b200"})
+    EXPECT_EQ(bound("matmul", "bfloat16", dev), "compute") << dev;
+  // fp32 matmul (170.7 FLOP/byte) on CUDA cores: H100 ridge 67 / 3.35 = 20.
+  EXPECT_EQ(bound("matmul", "float32", "h100_sxm"), "compute");
+}
+
+TEST_F(Roofline, MeasuredRoofsAndPoints) {
+  const lx::Table& roofs = table(*tables_, "roofline_roofs");
+  const lx::Row& fp32 = row(roofs, {{"device", "this_cpu"}, {"dtype", "fp32"}});
+  EXPECT_GT(num(roofs, fp32, "peak_gflops"), 1.0);
+  EXPECT_GT(num(roofs, fp32, "bandwidth_gbs"), 0.1);
+  bool has_bf16 = false;
+  for (const lx::Row& r : roofs.rows)
+    has_bf16 = has_bf16 || (text(roofs, r, "device") == "this_cpu" && text(roofs, r, "dtype") == "bf16");
+#if defined(__x86_64__)
+  // The bf16 roof is measured exactly where the CPU has VDPBF16PS.
+  EXPECT_EQ(has_bf16, __builtin_cpu_supports("avx512bf16") != 0);
+#else
+  EXPECT_FALSE(has_bf16);
+#endif
+
+  const lx::Table& pts = table(*tables_, "roofline_points");
+  EXPECT_EQ(pts.rows.size(), 5u * 3u);
+  for (const lx::Row& r : pts.rows) {
+    EXPECT_GT(num(pts, r, "seconds"), 0);
+    EXPECT_GT(num(pts, r, "measured_gflops"), 0);
+    const double f = num(pts, r, "fraction_of_roof");
+    EXPECT_TRUE(std::isfinite(f) && f > 0) << text(pts, r, "op");
+    // The roof of the point's own thread count.
+    const lx::Row& roof = row(roofs, {{"device", num(pts, r, "threads") == 1 ? "this_cpu_1thread" : "this_cpu"},
+                                      {"dtype", "fp32"}});
+    EXPECT_LE(num(pts, r, "attainable_gflops"), num(roofs, roof, "peak_gflops") * (1 + 1e-12));
+  }
+  // A matmul is compute-heavy: on this machine it stays under the fp32 roof.
+  EXPECT_LT(num(pts, row(pts, {{"op", "matmul"}, {"dtype", "float32"}}), "fraction_of_roof"), 1.2);
+}
+
+TEST(RooflineParams, TooMuchMemoryIsAUsageError) {
+  const lx::Experiment* e = lx::find_experiment("roofline");
+  ASSERT_NE(e, nullptr);
+  lx::Params p(e->params, {{"stream_bytes", "68719476736"}}, e->name);
+  lx::Progress prog;
+  lx::Context ctx{p, {lx::find_format("float32")}, {}, "", {}, prog, 1};
+  EXPECT_THROW(e->run(ctx), lx::UsageError);
+}
