@@ -182,10 +182,17 @@ void bias_table(const Context& ctx, const Setup& s, Table& t) {
   const double anchor = ctx.params.real("bias_value");
   std::uint64_t grid = 0;
   for (const FormatEntry* f : ctx.dtypes) {
-    // base: the anchor rounded down onto the format's grid; the values are
-    // base + k ulp / 3, k = 0..3, a third of the way between neighbours.
-    const double base = f->to_double(f->from_double(anchor, Round::toward_zero, Overflow::saturate, 0, nullptr));
-    const double ulp = ulp_at(f->info, base);
+    // base: the anchor rounded down (toward -inf) onto the format's grid; ulp:
+    // the distance to the next value above it, in the direction the values
+    // step (for a negative power of two that is the finer binade's spacing);
+    // the values are base + k ulp / 3, k = 0..3, thirds of the way between
+    // the two neighbours.
+    const double base = f->to_double(f->from_double(anchor, Round::downward, Overflow::saturate, 0, nullptr));
+    const double above = f->to_double(
+        f->from_double(std::nextafter(base, INFINITY), Round::upward, Overflow::saturate, 0, nullptr));
+    const double ulp = above - base;
+    if (!(ulp > 0) || !std::isfinite(ulp))
+      throw UsageError(fmt::format("error: bias_value {} has no value of {} above it", anchor, f->name));
     for (int k = 0; k <= 3; ++k) {
       const std::uint64_t g = grid++;
       ctx.progress.step();
@@ -196,6 +203,7 @@ void bias_table(const Context& ctx, const Setup& s, Table& t) {
       // does not cancel against x^2.
       double sum = 0, sum2 = 0;
       for (std::size_t i = 0; i < draws; ++i) {
+        if (i % 4096 == 4095 && Progress::interrupted()) throw Interrupted();
         const std::uint32_t bits = kernels::stochastic_bits(s.seed + g, i);
         const double y = f->to_double(f->from_double(x, Round::stochastic, Overflow::saturate, bits, nullptr));
         const double e = (y - x) / ulp;
@@ -238,6 +246,7 @@ void stagnation_table(const Context& ctx, const Setup& s, Table& t) {
     const double a = f.to_double(f.from_double(addend, Round::nearest_even, Overflow::ieee, 0, nullptr));
     double nearest = 0, stochastic = 0;
     for (std::uint64_t step = 1; step <= terms; ++step) {
+      if (step % 4096 == 0 && Progress::interrupted()) throw Interrupted();
       // The sum of two values of a format of at most 24 significant bits is
       // exact in double, so each add is rounded once, as a storage-format
       // accumulator rounds it.
@@ -405,6 +414,12 @@ void square_sqrt_table(const Context& ctx, std::span<const float> xf, Table& t) 
 
 std::vector<Table> run(const Context& ctx) {
   if (ctx.dtypes.empty()) throw UsageError("error: no dtypes given");
+  // bias_value needs a format value above it in every dtype (checked before any work).
+  for (const FormatEntry* f : ctx.dtypes) {
+    const double anchor = ctx.params.real("bias_value");
+    if (!(anchor < f->info.max))
+      throw UsageError(fmt::format("error: bias_value {} is not below {}'s max {}", anchor, f->name, f->info.max));
+  }
   const Setup s = setup(ctx);
   Table conv{"error_conversion", "Conversion error per format and rounding mode",
              {{"dtype", ""}, {"round", ""}, {"n", ""}, {"rel_err_mean", ""}, {"rel_err_max", ""},

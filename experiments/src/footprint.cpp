@@ -61,7 +61,7 @@ std::vector<SchemeSize> schemes() {
 }
 
 // "4x8x20" -> {4, 8, 20}: positive decimal sizes joined by 'x', at most 8 of
-// them, with a product that fits 2^62 elements.
+// them, with a product of at most 2^56 elements.
 std::vector<std::uint64_t> parse_shape(const std::string& text) {
   const auto bad = [&](const std::string& why) {
     return UsageError("footprint: shape '" + text + "' " + why +
@@ -77,7 +77,9 @@ std::vector<std::uint64_t> parse_shape(const std::string& text) {
       throw bad("is malformed");
     const std::uint64_t d = std::stoull(part);
     if (d == 0) throw bad("has a zero size");
-    if (numel > (std::uint64_t{1} << 62) / d) throw bad("has more than 2^62 elements");
+    // 2^56 elements: the largest count whose size in bits (32 a float, 8.25
+    // an MX element) still fits the tables' signed 64-bit integers.
+    if (numel > (std::uint64_t{1} << 56) / d) throw bad("has more than 2^56 elements");
     numel *= d;
     dims.push_back(d);
     if (dims.size() > 8) throw bad("has more than 8 dimensions");

@@ -153,14 +153,17 @@ double loop(PeakKind kind, std::size_t iters) {
 // longest thread's time.
 double run_peak(PeakKind kind, unsigned threads, std::size_t iters) {
   std::vector<double> flops(threads), secs(threads);
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      const auto t0 = std::chrono::steady_clock::now();
-      flops[t] = loop(kind, iters);
-      secs[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    });
-  for (auto& th : pool) th.join();
+  {
+    // jthread: if starting one fails, those already started are joined as
+    // the vector unwinds (std::thread would call std::terminate).
+    std::vector<std::jthread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        const auto t0 = std::chrono::steady_clock::now();
+        flops[t] = loop(kind, iters);
+        secs[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
+  }
   double total = 0;
   for (double f : flops) total += f;
   return total / *std::max_element(secs.begin(), secs.end());
@@ -221,10 +224,9 @@ Bandwidth stream_bandwidth(std::size_t bytes_per_array, unsigned threads, int re
   const double bytes = static_cast<double>(n) * sizeof(double);
   const auto passes = static_cast<std::size_t>(std::max(1.0, std::ceil(kMinBytesPerRun / bytes)));
   const auto parallel = [&](auto&& body) {
-    std::vector<std::thread> pool;
+    std::vector<std::jthread> pool;  // joined on scope exit, also when a start fails
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&, t] { body(n * t / threads, n * (t + 1) / threads); });
-    for (auto& th : pool) th.join();
   };
   parallel([&](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) a[i] = 1.0, b[i] = 2.0, c[i] = 0.0;

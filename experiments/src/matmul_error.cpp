@@ -21,6 +21,7 @@
 // the error measured is the accumulation's alone, not the inputs' rounding.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/runner.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
 
@@ -170,6 +172,7 @@ std::vector<Table> run(const Context& ctx) {
     if ((m + n) * kv * 8 > 0x1p32)
       throw UsageError("matmul_error: m = " + shortest(m) + ", n = " + shortest(n) + ", k = " + shortest(kv) +
                        " needs more than 4 GiB of operands");
+  for (double kv : ks) require_memory((m + n) * kv * 8, "matmul_error: k = " + shortest(kv));
   for (const FormatEntry* f : ctx.dtypes)
     if (f->info.bits > 16 || f->info.mantissa_bits == 0)
       throw UsageError("matmul_error: " + std::string(f->name) +
@@ -224,21 +227,43 @@ std::vector<Table> run(const Context& ctx) {
       "sqrt(k) u (random walk) to k u (worst case), u = 2^-11 (fp16) or 2^-8 (bf16); the fp32 accumulator is "
       "Eigen's blocked GEMM, whose pairwise-like blocking keeps it near 1e-7.",
   };
-  // DeepSeek-V3's point, read off this run's rows where it has them.
-  for (const std::string& dist : distributions) {
-    double plain = -1, promoted = -1;
-    for (const Row& r : table.rows) {
-      if (std::get<std::string>(r.cells[0]) != dist || std::get<std::string>(r.cells[1]) != "float8_e4m3fn" ||
-          std::get<std::string>(r.cells[2]) != "tensor_core" || std::get<std::int64_t>(r.cells[5]) != 4096)
-        continue;
-      (std::get<std::int64_t>(r.cells[3]) == 0 ? plain : promoted) = std::get<double>(r.cells[7]);
-    }
-    if (plain >= 0 && promoted >= 0)
-      table.notes.push_back("This run, E4M3 inputs, k = 4096, " + dist + ": rel_err_max " +
-                            fmt::format("{:.3g}", plain) + " without promotion, " + fmt::format("{:.3g}", promoted) +
-                            " with promotion every " + std::to_string(promote_every) + ".");
-  }
   return {std::move(table)};
+}
+
+
+
+// DeepSeek-V3's point, read off the whole grid's rows where it has them
+// (Experiment::summarize: after an unsharded run or a merge, so that the two
+// tensor-core rows, adjacent grid points, are both there).
+void summarize(std::vector<Table>& tables) {
+  for (Table& table : tables) {
+    if (table.id != "matmul_error") continue;
+    std::vector<std::string> distributions;
+    for (const Row& r : table.rows) {
+      const std::string& d = std::get<std::string>(r.cells[0]);
+      if (std::find(distributions.begin(), distributions.end(), d) == distributions.end()) distributions.push_back(d);
+    }
+    for (const std::string& dist : distributions) {
+      double plain = -1, promoted = -1;
+      std::int64_t every = 0;
+      for (const Row& r : table.rows) {
+        if (std::get<std::string>(r.cells[0]) != dist || std::get<std::string>(r.cells[1]) != "float8_e4m3fn" ||
+            std::get<std::string>(r.cells[2]) != "tensor_core" || std::get<std::int64_t>(r.cells[5]) != 4096)
+          continue;
+        const std::int64_t e = std::get<std::int64_t>(r.cells[3]);
+        if (e == 0) {
+          plain = std::get<double>(r.cells[7]);
+        } else {
+          promoted = std::get<double>(r.cells[7]);
+          every = e;
+        }
+      }
+      if (plain >= 0 && promoted >= 0)
+        table.notes.push_back("This run, E4M3 inputs, k = 4096, " + dist + ": rel_err_max " +
+                              fmt::format("{:.3g}", plain) + " without promotion, " +
+                              fmt::format("{:.3g}", promoted) + " with promotion every " + std::to_string(every) + ".");
+    }
+  }
 }
 
 }  // namespace
@@ -279,6 +304,7 @@ Experiment matmul_error_experiment() {
       {{"ks", "64,128,256,512,1024,2048,4096,8192,16384"}, {"m", "16"}, {"n", "16"}},
       run,
       {{"ks", "64,4096"}, {"m", "4"}, {"n", "4"}},
+      summarize,
   };
 }
 

@@ -107,6 +107,15 @@ std::string inline_svg(const std::string& path) {
   return start == std::string::npos ? std::string() : svg.substr(start);
 }
 
+// Writes a whole file or throws (a full disk must not leave a truncated
+// table in a report that then looks complete).
+void write(const std::string& path, const std::string& content) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << content;
+  f.flush();
+  if (!f) throw UsageError(fmt::format("report: cannot write {} (disk full?)", path));
+}
+
 void check_target(const std::string& dir) {
   if (dir.empty()) throw UsageError("report: --out is empty");
   std::error_code ec;
@@ -170,11 +179,11 @@ Table write_report(const ReportOptions& options) {
       Progress progress(run.experiment->name);
       RunResult r = execute(run, progress);
       for (const Table& t : r.tables) {
-        std::ofstream(fmt::format("{}/data/{}.csv", tmp, t.id)) << to_csv(t);
-        std::ofstream(fmt::format("{}/data/{}.json", tmp, t.id)) << to_json(t).dump(1) << "\n";
+        write(fmt::format("{}/data/{}.csv", tmp, t.id), to_csv(t));
+        write(fmt::format("{}/data/{}.json", tmp, t.id), to_json(t).dump(1) + "\n");
         all.push_back(t);
       }
-      std::ofstream(fmt::format("{}/data/run_{}.json", tmp, run.experiment->name)) << run_record(r).dump(1) << "\n";
+      write(fmt::format("{}/data/run_{}.json", tmp, run.experiment->name), run_record(r).dump(1) + "\n");
       sections.push_back({run.experiment, run.params.all(), std::move(r.tables), r.seconds});
     }
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -182,13 +191,16 @@ Table write_report(const ReportOptions& options) {
     // 3. Plots.
     std::vector<std::pair<Plot, std::string>> plots;  // plot, error ("" when drawn)
     for (Plot& p : report_plots(all)) {
+      // Ctrl-C also reaches gnuplot, which then fails: say interrupted, not "not drawn".
+      if (Progress::interrupted()) throw Interrupted();
       std::string err = render_plot(p, tmp + "/plots");
+      if (Progress::interrupted()) throw Interrupted();
       if (!err.empty()) std::fprintf(stderr, "lplab: report: plot %s not drawn: %s\n", p.id.c_str(), err.c_str());
       plots.emplace_back(std::move(p), std::move(err));
     }
     const Table summary = report_summary(all);
-    std::ofstream(fmt::format("{}/data/{}.csv", tmp, summary.id)) << to_csv(summary);
-    std::ofstream(fmt::format("{}/data/{}.json", tmp, summary.id)) << to_json(summary).dump(1) << "\n";
+    write(fmt::format("{}/data/{}.csv", tmp, summary.id), to_csv(summary));
+    write(fmt::format("{}/data/{}.json", tmp, summary.id), to_json(summary).dump(1) + "\n");
 
     // 4. The pages.
     const std::string when = utc_now();
@@ -200,21 +212,37 @@ Table write_report(const ReportOptions& options) {
         LPLAB_VERSION, options.quick ? "quick sizes" : "report sizes", when, options.command, total);
     const std::string gpu_text =
         "No GPU kernels ran: this report was made on a CPU, and every measured figure in it is this CPU's. "
-        "GPU figures below (H100, A100, H200, B200) are the vendors' promised peaks from their spec sheets, "
-        "used for arithmetic intensity and for placing operations on a GPU's roofline; lplab's CUDA code "
-        "(the formats compiled with nvcc) did not run here.";
+        "The GPU figures below (H100, A100, H200, B200) are the vendors' promised dense peaks from their spec "
+        "sheets, used for arithmetic intensity and for placing operations on a GPU's roofline; lplab's CUDA "
+        "code (the formats compiled with nvcc) did not run here.";
+    // The spec-sheet table: roofline_roofs without this machine's rows.
+    Table gpu;
+    gpu.id = "gpu_spec_sheets";
+    gpu.title = "Accelerators' promised peaks (spec sheets, dense)";
+    for (const Table& t : all) {
+      if (t.id != "roofline_roofs") continue;
+      gpu.columns = t.columns;
+      gpu.notes = {"ridge_flop_per_byte = peak / bandwidth: operations of lower arithmetic intensity are "
+                   "memory-bound on that device (roofline_ops says which)."};
+      const std::size_t dev = t.column("device");
+      for (const Row& r : t.rows)
+        if (!cell_text(r.cells[dev]).starts_with("this_cpu")) gpu.rows.push_back(r);
+    }
+    write(fmt::format("{}/data/{}.csv", tmp, gpu.id), to_csv(gpu));
+    write(fmt::format("{}/data/{}.json", tmp, gpu.id), to_json(gpu).dump(1) + "\n");
 
     std::string md = head_md + "\n## Summary\n\n" + md_table(summary, "data/" + summary.id + ".csv") + "\n";
-    md += "## GPU\n\n" + gpu_text + "\n\n";
+    md += "## GPU\n\n" + gpu_text + "\n\n" + md_table(gpu, "data/" + gpu.id + ".csv") + "\n";
     std::string html = fmt::format(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lplab report — {}</title>"
         "<style>{}</style></head><body>\n<h1>lplab report</h1>\n<ul><li>machine: <b>{}</b>, {} cores, SIMD target {}, "
         "{:.1f} GiB memory</li><li>lplab {} ({}), {}</li><li>command: <code>{}</code></li><li>experiments took "
-        "{:.1f} s</li></ul>\n<h2>Summary</h2>\n{}<h2>GPU</h2>\n<p class=\"gpu\">{}</p>\n",
+        "{:.1f} s</li></ul>\n<h2>Summary</h2>\n{}<h2>GPU</h2>\n<p class=\"gpu\">{}</p>\n{}",
         html_escape(machine.cpu_model), kCss, html_escape(machine.cpu_model), machine.cores, machine.simd_target,
         static_cast<double>(machine.memory_bytes) / 1073741824.0, LPLAB_VERSION,
         options.quick ? "quick sizes" : "report sizes", when, html_escape(options.command), total,
-        html_table(summary, "data/" + summary.id + ".csv"), html_escape(gpu_text));
+        html_table(summary, "data/" + summary.id + ".csv"), html_escape(gpu_text),
+        html_table(gpu, "data/" + gpu.id + ".csv"));
 
     std::string plots_md = "## Plots\n\n", plots_html = "<h2>Plots</h2>\n";
     for (const auto& [p, err] : plots) {
@@ -248,15 +276,23 @@ Table write_report(const ReportOptions& options) {
       }
     }
     html += "</body></html>\n";
-    std::ofstream(tmp + "/index.md") << md;
-    std::ofstream(tmp + "/index.html") << html;
-    std::ofstream(fs::path(tmp) / kMarker) << "written by lplab report\n";
+    write(tmp + "/index.md", md);
+    write(tmp + "/index.html", html);
+    write((fs::path(tmp) / kMarker).string(), "written by lplab report\n");
 
     // 5. Into place: the old report (if any) goes only once the new one is whole.
     const std::string old = fmt::format("{}.old{}", options.dir, getpid());
-    if (fs::exists(options.dir, ec)) fs::rename(options.dir, old, ec);
+    const bool had_old = fs::exists(options.dir, ec);
+    if (had_old) {
+      fs::rename(options.dir, old, ec);
+      if (ec) throw UsageError(fmt::format("report: cannot move the previous {} aside: {}", options.dir, ec.message()));
+    }
     fs::rename(tmp, options.dir, ec);
-    if (ec) throw UsageError(fmt::format("report: cannot move {} to {}: {}", tmp, options.dir, ec.message()));
+    if (ec) {
+      std::error_code back;
+      if (had_old) fs::rename(old, options.dir, back);  // the previous report stays where it was
+      throw UsageError(fmt::format("report: cannot move {} to {}: {}", tmp, options.dir, ec.message()));
+    }
     fs::remove_all(old, ec);
     return summary;
   } catch (...) {

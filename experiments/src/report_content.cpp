@@ -294,7 +294,7 @@ Table report_summary(const std::vector<Table>& tables) {
   add("mixed precision + Adam, bytes per parameter",
       lookup(tables, "footprint_training", {{"recipe", "mixed_bf16_adam"}}, "bytes_per_param"), "16 (ZeRO 3.1)",
       "footprint_training");
-  add("1e-8 in fp16", lookup(tables, "underflow_values", {{"dtype", "float16"}}, "result_torch"), "0 (lecture)",
+  add("1e-8 in fp16", lookup(tables, "underflow_values", {{"dtype", "float16"}}, "result"), "0 (lecture)",
       "underflow_values");
   add("1e-8 in bf16", lookup(tables, "underflow_values", {{"dtype", "bfloat16"}}, "result_torch"), "1.0012e-08 (lecture)",
       "underflow_values");
@@ -329,7 +329,7 @@ Table report_summary(const std::vector<Table>& tables) {
   add("E4M3 matmul, k = 4096, tensor-core accumulation: max rel. error without / with promotion",
       fmt::format("{} / {}", cell_text(fmtd(lookup(tables, "matmul_error", tc0, "rel_err_max"), "{:.3g}")),
                   cell_text(fmtd(lookup(tables, "matmul_error", tc128, "rel_err_max"), "{:.3g}"))),
-      "about 2% / small (DeepSeek-V3 3.3.2)", "matmul_error");
+      "nearly 2% / small (DeepSeek-V3 3.3.2, inputs unstated)", "matmul_error");
   add("fp16 training without loss scaling: gradient underflow at the last step",
       fmtd(lookup(tables, "training_steps", {{"recipe", "fp16"}}, "grad_underflow_frac"), "{:.3g}"),
       "> 0: why loss scaling exists", "training_steps");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -87,12 +88,28 @@ PreparedRun prepare(const RunRequest& request) {
   if (!e.takes_input && !request.input.empty())
     throw UsageError(fmt::format("{} takes no --input", e.name));
   run.shard = parse_shard(request.shard);
+  // The kernels' own cap on worker threads.
+  if (request.threads > 1024) throw UsageError(fmt::format("--threads {}: at most 1024", request.threads));
   run.threads = request.threads;
   if (!request.input.empty()) {
-    NpyArray a = read_npy(request.input);
+    // Room for the values as double, the file's words and an experiment's
+    // working copies: 48 bytes per element, within three quarters of memory.
+    const double memory = static_cast<double>(this_machine().memory_bytes);
+    const auto max_elements = static_cast<std::size_t>(
+        std::min(static_cast<double>(std::size_t{1} << 31), memory > 0 ? 0.75 * memory / 48 : 1e8));
+    NpyArray a = read_npy(request.input, max_elements);
     if (a.values.empty()) throw UsageError(fmt::format("{}: the array is empty", request.input));
     run.input = std::move(a.values);
     run.input_name = std::filesystem::path(request.input).filename().string();
+    // The input's identity for `lplab merge`: shards of one run read the
+    // same values (FNV-1a over the values' bits).
+    std::uint64_t h = 0xcbf29ce484222325u;
+    for (double v : run.input) {
+      std::uint64_t b;
+      std::memcpy(&b, &v, sizeof b);
+      for (int i = 0; i < 8; ++i) h = (h ^ ((b >> (8 * i)) & 0xFF)) * 0x100000001b3u;
+    }
+    run.input_hash = fmt::format("{:016x}", h);
   }
   return run;
 }
@@ -103,6 +120,7 @@ RunResult execute(const PreparedRun& run, Progress& progress) {
   RunResult r;
   r.run = &run;
   r.tables = run.experiment->run(ctx);
+  if (run.shard.count == 1 && run.experiment->summarize) run.experiment->summarize(r.tables);
   progress.finish();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
@@ -120,7 +138,10 @@ nlohmann::ordered_json run_record(const RunResult& r) {
   auto dtypes = nlohmann::ordered_json::array();
   for (const FormatEntry* d : run.dtypes) dtypes.push_back(d->name);
   j["dtypes"] = dtypes;
-  j["input"] = run.input_name;
+  j["input"] = run.input_name.empty() ? nlohmann::ordered_json("")
+                                      : nlohmann::ordered_json{{"file", run.input_name},
+                                                               {"elements", run.input.size()},
+                                                               {"fnv1a", run.input_hash}};
   j["shard"] = {{"index", run.shard.index}, {"count", run.shard.count}};
   j["machine"] = {{"cpu_model", m.cpu_model}, {"cores", m.cores}, {"simd_target", m.simd_target}};
   j["seconds"] = r.seconds;
@@ -196,6 +217,8 @@ nlohmann::ordered_json merge_records(const std::vector<nlohmann::ordered_json>& 
   }
   for (Table& t : merged)
     std::stable_sort(t.rows.begin(), t.rows.end(), [](const Row& a, const Row& b) { return a.grid < b.grid; });
+  const Experiment* e = find_experiment(records[0].value("experiment", ""));
+  if (e != nullptr && e->summarize) e->summarize(merged);
   nlohmann::ordered_json out = records[0];
   out["shard"] = {{"index", 0}, {"count", 1}};
   out["merged_from"] = count;

@@ -304,6 +304,7 @@ std::vector<StepRow> train(const Config& c, Recipe recipe, FlopCount& flops) {
   std::vector<StepRow> rows;
   std::vector<float> x(c.b * c.d);
   for (std::int64_t s = 0; s < c.steps; ++s) {
+    if (Progress::interrupted()) throw Interrupted();  // a step can take long at large sizes
     for (std::size_t i = 0; i < x.size(); ++i)
       x[i] = static_cast<float>(gaussian(c.seed, kStreamBatch + static_cast<std::uint64_t>(s), i));
     StepResult r;

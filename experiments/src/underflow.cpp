@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/runner.h"
 #include "lplab/kernels/convert.h"
 #include "sampling.h"
 #include "scaled.h"
@@ -294,9 +295,12 @@ Table init_table(const Context& ctx) {
 std::vector<Table> run(const Context& ctx) {
   if (ctx.dtypes.empty()) throw UsageError("underflow: no dtypes given");
   const std::int64_t n = ctx.params.integer("n");
-  const std::uint64_t work = static_cast<std::uint64_t>(n) * 24;  // doubles, floats, codes, scratch
-  if (work > (std::uint64_t{1} << 34))
-    throw UsageError("underflow: n = " + std::to_string(n) + " needs more than 16 GiB");
+  const double rows = static_cast<double>(ctx.params.integer("init_rows")),
+               cols = static_cast<double>(ctx.params.integer("init_cols"));
+  if (rows * cols < 2) throw UsageError("underflow: init_rows x init_cols must be at least 2 (a sample std needs two values)");
+  // Doubles, floats, codes and scratch: about 24 bytes a sample and 20 a weight.
+  require_memory(24.0 * static_cast<double>(n), "underflow: n = " + std::to_string(n));
+  require_memory(20.0 * rows * cols, fmt::format("underflow: a {} x {} weight", rows, cols));
   return {values_table(ctx), scales_table(ctx), init_table(ctx)};
 }
 

@@ -129,6 +129,26 @@ TEST(Error, stochastic_rounding_is_unbiased_nearest_is_not) {
   }
 }
 
+TEST(Error, stochastic_bias_steps_within_one_gap_for_a_negative_power_of_two) {
+  // -0.125 = -2^-3 is a bf16 value; the next value above it lies in the finer
+  // binade below 2^-3 in magnitude: -0.125 + 2^-4 * 2^-7 = -0.125 + 2^-11.
+  // The four values must be thirds of that gap (once they were thirds of the
+  // coarser 2^-10, crossing a grid point at k = 2).
+  const auto ts = run_error({{"n", "64"}, {"draws", "1000"}, {"terms", "10"}, {"schemes", "none"},
+                             {"bias_value", "-0.125"}},
+                            {"bfloat16"});
+  const Table& t = table(ts, "error_stochastic_bias");
+  ASSERT_EQ(t.rows.size(), 4u);
+  for (const Row& r : t.rows) {
+    const double k = num(t, r, "k");
+    EXPECT_EQ(num(t, r, "ulp"), 0x1p-11);
+    EXPECT_EQ(num(t, r, "value"), -0.125 + k * 0x1p-11 / 3);
+    const double want = k == 1 ? -1.0 / 3 : k == 2 ? 1.0 / 3 : 0.0;
+    EXPECT_NEAR(num(t, r, "nearest_err_ulp"), want, 1e-12) << "k = " << k;
+  }
+  EXPECT_THROW(run_error({{"bias_value", "500"}}, {"float8_e4m3fn"}), lplab::experiments::UsageError);
+}
+
 TEST(Error, bfloat16_sum_stagnates_at_2_pow_minus_5) {
   const auto ts = run_error({{"n", "64"}, {"draws", "10"}, {"schemes", "none"}}, {"bfloat16"});
   const Table& t = table(ts, "error_stagnation");

@@ -120,6 +120,13 @@ TEST(Footprint, MalformedShapesAreUsageErrors) {
                           "4294967296x4294967296"})
     EXPECT_THROW(run_footprint({{"shape", bad}}, {"float32"}), lx::UsageError) << "shape '" << bad << "'";
   EXPECT_NO_THROW(run_footprint({{"shape", "1x2x3x4x5x6x7x8"}}, {"float32"}));
+  // 4e18 elements would overflow the byte and bit counts (it printed a
+  // negative size once); 2^56 is the largest accepted, and exact.
+  EXPECT_THROW(run_footprint({{"shape", "100000000000000000x40"}}, {"float32"}), lx::UsageError);
+  const auto big = run_footprint({{"shape", "72057594037927936"}}, {"float32"});
+  const lx::Table& t = table(big, "footprint_tensor");
+  EXPECT_EQ(std::get<std::int64_t>(t.rows.at(0).cells[t.column("bytes")]), std::int64_t{1} << 58);
+  for (const lx::Row& r : t.rows) EXPECT_GT(lx::cell_number(r.cells[t.column("bytes")]), 0);
 }
 
 TEST(Footprint, ShardsSplitTheRows) {

@@ -269,6 +269,19 @@ TEST(Npy, BadFilesGetOneLineNamingTheReason) {
   EXPECT_THROW(lx::read_npy(temp_path("none.npy")), lx::UsageError);
 }
 
+TEST(Memory, SizesBeyondTheMachineAreRefused) {
+  EXPECT_THROW(lx::require_memory(1e30, "a test"), lx::UsageError);
+  EXPECT_NO_THROW(lx::require_memory(1024, "a test"));
+  EXPECT_GT(lx::this_machine().memory_bytes, 0u);
+  // A 1 x 1 weight has no sample standard deviation.
+  lx::RunRequest r;
+  r.experiment = "underflow";
+  r.params = {{"init_rows", "1"}, {"init_cols", "1"}, {"n", "32"}, {"sigmas", "1"}};
+  const lx::PreparedRun run = lx::prepare(r);
+  lx::Progress progress;
+  EXPECT_THROW(lx::execute(run, progress), lx::UsageError);
+}
+
 TEST(Files, AtomicWriteReplacesWholeFile) {
   const std::string p = temp_path("atomic.txt");
   lx::write_file_atomic(p, "first\n");

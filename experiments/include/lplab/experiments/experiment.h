@@ -119,6 +119,10 @@ struct Experiment {
   // Overrides on top of report_params for `lplab report --quick` (the
   // end-to-end test of the report, also run under the sanitizers).
   std::map<std::string, std::string> quick_params;
+  // Notes read off several rows of the whole grid (a figure quoted from two
+  // rows, say): applied after an unsharded run and after `lplab merge`, never
+  // to one shard, so that a merged run says exactly what the whole run says.
+  std::function<void(std::vector<Table>&)> summarize = {};
 };
 
 // Every experiment, in the order `lplab list` and the report show them.

@@ -40,6 +40,7 @@ struct PreparedRun {
   std::vector<const FormatEntry*> dtypes;
   std::vector<double> input;
   std::string input_name;
+  std::string input_hash;  // FNV-1a of the values' bits
   Shard shard;
   unsigned threads = 0;
 };
