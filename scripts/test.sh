@@ -71,6 +71,9 @@ if [[ "${LPLAB_SKIP_EXHAUSTIVE:-0}" != 1 ]]; then
   echo "== exhaustive tests"
   ctest --preset exhaustive
 fi
+# The sanitizer build is -O1 -g1 (CMakePresets.json): what AddressSanitizer's
+# documentation recommends for speed, with line tables for its stack traces;
+# full debug info and -O2 made it the slowest part of the build.
 echo "== sanitizer build (ASan + UBSan)"
 cmake --preset asan "${config[@]}" -DLPLAB_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build --preset asan -j "$jobs"
