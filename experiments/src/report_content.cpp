@@ -92,6 +92,15 @@ Series roof(const std::string& name, double peak_gflops, double bandwidth_gbs, c
   return s;
 }
 
+// Legend entries of matmul_error series grouped by (accumulator, promote_every).
+void name_accumulators(std::vector<Series>& series) {
+  for (Series& s : series) {
+    if (s.name == "tensor_core 0") s.name = "tensor_core, no promotion";
+    else if (s.name.starts_with("tensor_core ")) s.name = "tensor_core, promoted every " + s.name.substr(12);
+    else s.name = s.name.substr(0, s.name.find(' ')) + " accumulator";
+  }
+}
+
 void add_plot(std::vector<Plot>& plots, Plot p) {
   const bool any = std::any_of(p.series.begin(), p.series.end(), [](const Series& s) { return !s.points.empty(); });
   if (any) plots.push_back(std::move(p));
@@ -140,11 +149,7 @@ std::vector<Plot> report_plots(const std::vector<Table>& tables) {
     p.logx = p.logy = true;
     p.series = series_from_table(*t, "k", "rel_err_max", {"accumulator", "promote_every"},
                                  where(*t, {{"distribution", "half_normal"}, {"input", "float8_e4m3fn"}}), true, true);
-    for (Series& s : p.series) {
-      if (s.name.starts_with("tensor_core 0")) s.name = "tensor_core, no promotion";
-      else if (s.name.starts_with("tensor_core ")) s.name = "tensor_core, promoted every " + s.name.substr(12);
-      else s.name = s.name.substr(0, s.name.find(' ')) + " accumulator";
-    }
+    name_accumulators(p.series);
     p.extra.push_back("set arrow from graph 0, first 0.02 to graph 1, first 0.02 nohead dt 3 lc rgb '#888888'");
     p.extra.push_back("set label '2% (DeepSeek-V3, k = 4096)' at graph 0.02, first 0.026 textcolor rgb '#666666'");
     p.caption = "The tensor-core model of Hopper's fp8 accumulation (13 fraction bits) loses accuracy as k grows; "
@@ -159,6 +164,7 @@ std::vector<Plot> report_plots(const std::vector<Table>& tables) {
     q.logx = q.logy = true;
     q.series = series_from_table(*t, "k", "rel_err_norm", {"accumulator", "promote_every"},
                                  where(*t, {{"distribution", "normal"}, {"input", "bfloat16"}}), true, true);
+    name_accumulators(q.series);
     q.caption = "Accumulating in fp16 or bf16 (rounding after every addition) grows like sqrt(k) times the format's "
                 "unit roundoff, and stagnates once the partial sums dwarf the products.";
     add_plot(plots, std::move(q));
