@@ -36,18 +36,6 @@ double ulp_at(const FinfoRecord& info, double x) {
   return std::ldexp(1.0, e - info.nmant);
 }
 
-const char* round_name(Round r) {
-  switch (r) {
-    case Round::nearest_even: return "nearest_even";
-    case Round::nearest_away: return "nearest_away";
-    case Round::toward_zero: return "toward_zero";
-    case Round::upward: return "upward";
-    case Round::downward: return "downward";
-    case Round::stochastic: return "stochastic";
-  }
-  return "?";
-}
-
 // Error statistics of y against x, over the finite nonzero x; a non-finite y
 // is an infinite error.
 struct ErrorStats {

@@ -21,31 +21,29 @@ const Table* find_table(const std::vector<Table>& tables, const std::string& id)
   return nullptr;
 }
 
-// The cell of `column` in the last row of table `id` whose cells equal the
-// texts in `match`; empty when there is none (the summary then says so).
-Cell lookup(const std::vector<Table>& tables, const std::string& id, const Match& match, const std::string& column) {
-  const Table* t = find_table(tables, id);
-  if (t == nullptr) return std::monostate{};
-  try {
-    std::vector<std::pair<std::size_t, std::string>> m;
-    for (const auto& [c, v] : match) m.emplace_back(t->column(c), v);
-    const std::size_t col = t->column(column);
-    Cell found = std::monostate{};
-    for (const Row& r : t->rows)
-      if (std::all_of(m.begin(), m.end(), [&](const auto& p) { return cell_text(r.cells[p.first]) == p.second; }))
-        found = r.cells[col];
-    return found;
-  } catch (const std::out_of_range&) {
-    return std::monostate{};
-  }
-}
-
 std::function<bool(const Row&)> where(const Table& t, const Match& match) {
   std::vector<std::pair<std::size_t, std::string>> m;
   for (const auto& [c, v] : match) m.emplace_back(t.column(c), v);
   return [m](const Row& r) {
     return std::all_of(m.begin(), m.end(), [&](const auto& p) { return cell_text(r.cells[p.first]) == p.second; });
   };
+}
+
+// The cell of `column` in the last row of table `id` whose cells equal the
+// texts in `match`; empty when there is none (the summary then says so).
+Cell lookup(const std::vector<Table>& tables, const std::string& id, const Match& match, const std::string& column) {
+  const Table* t = find_table(tables, id);
+  if (t == nullptr) return std::monostate{};
+  try {
+    const auto keep = where(*t, match);
+    const std::size_t col = t->column(column);
+    Cell found = std::monostate{};
+    for (const Row& r : t->rows)
+      if (keep(r)) found = r.cells[col];
+    return found;
+  } catch (const std::out_of_range&) {
+    return std::monostate{};
+  }
 }
 
 // Each format's positive finite values on a log axis, one line per format.

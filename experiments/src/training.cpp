@@ -131,6 +131,21 @@ struct StepResult {
   std::vector<float> dw1, dw2;  // unscaled by the loss scale, in fp32
 };
 
+// The loss mean(h2^2), in double, and its gradient 2 h2 / numel times the
+// loss scale, into g2 (one function for every recipe's step).
+template <class H, class G>
+double loss_and_gradient(const std::vector<H>& h2, double scale, std::vector<G>& g2) {
+  const double count = static_cast<double>(h2.size());
+  g2.resize(h2.size());
+  double loss = 0;
+  for (std::size_t i = 0; i < h2.size(); ++i) {
+    const double v = static_cast<double>(h2[i]);
+    loss += v * v;
+    g2[i] = static_cast<G>(scale * 2.0 * v / count);
+  }
+  return loss / count;
+}
+
 // One step of a 16- or 32-bit recipe: working copies of the weights and the
 // batch in T, matmuls with T operands accumulated in fp32 and rounded into T
 // (activations and gradients in T), the loss gradient multiplied by `scale`.
@@ -143,13 +158,8 @@ StepResult step_plain(const Config& c, const Model& m, const std::vector<float>&
   std::vector<T> h1(b * d), h2(b * kk);
   counted_matmul(f.forward, b, d, d, xq.data(), w1.data(), h1.data(), opt);
   counted_matmul(f.forward, b, kk, d, h1.data(), w2.data(), h2.data(), opt);
-  std::vector<double> g2(b * kk);
-  for (std::size_t i = 0; i < h2.size(); ++i) {
-    const double v = static_cast<double>(h2[i]);
-    r.loss += v * v;
-    g2[i] = scale * 2.0 * v / static_cast<double>(b * kk);
-  }
-  r.loss /= static_cast<double>(b * kk);
+  std::vector<double> g2;
+  r.loss = loss_and_gradient(h2, scale, g2);
   const std::vector<T> g2q = round_into<T>(g2, &r.underflow);
   // The weight and input gradients: fp32 sums, then rounded into T.
   std::vector<float> dw2(d * kk), g1(b * d), dw1(d * d);
@@ -195,13 +205,8 @@ StepResult step_fp8_tensor(const Config& c, const Model& m, const std::vector<fl
   counted_matmul(f.forward, b, d, d, xq.data(), w1q.data(), h1.data(), opt(sx, sw1));
   const float sh1 = q43(h1, h1q);
   counted_matmul(f.forward, b, kk, d, h1q.data(), w2q.data(), h2.data(), opt(sh1, sw2));
-  std::vector<float> g2(b * kk);
-  for (std::size_t i = 0; i < h2.size(); ++i) {
-    const double v = h2[i];
-    r.loss += v * v;
-    g2[i] = static_cast<float>(2.0 * v / static_cast<double>(b * kk));
-  }
-  r.loss /= static_cast<double>(b * kk);
+  std::vector<float> g2;
+  r.loss = loss_and_gradient(h2, 1.0, g2);
   std::vector<float8_e5m2> g2q, g1q;
   const float sg2 = q52(g2, g2q);
   r.dw2.resize(d * kk);
@@ -267,13 +272,8 @@ StepResult step_fp8_mx(const Config& c, const Model& m, const std::vector<float>
   std::vector<float> h1, h2;
   mm(f.forward, b, d, d, x, false, transpose(m.w1, d, d), false, h1);
   mm(f.forward, b, kk, d, h1, false, transpose(m.w2, d, kk), false, h2);
-  std::vector<float> g2(b * kk);
-  for (std::size_t i = 0; i < h2.size(); ++i) {
-    const double v = h2[i];
-    r.loss += v * v;
-    g2[i] = static_cast<float>(2.0 * v / static_cast<double>(b * kk));
-  }
-  r.loss /= static_cast<double>(b * kk);
+  std::vector<float> g2;
+  r.loss = loss_and_gradient(h2, 1.0, g2);
   std::vector<float> g1;
   mm(f.backward, d, kk, b, transpose(h1, b, d), false, transpose(g2, b, kk), true, r.dw2);  // dw2 = h1^T g2
   mm(f.backward, b, d, kk, g2, true, m.w2, false, g1);                                      // g1 = g2 w2^T

@@ -115,8 +115,6 @@ std::vector<Target> targets(const Context& ctx) {
   return t;
 }
 
-const char* overflow_name(Overflow o) { return o == Overflow::ieee ? "ieee" : "saturate"; }
-
 std::vector<Cell> fraction_cells(const Counts& c, std::size_t n) {
   const double d = static_cast<double>(n);
   return {static_cast<double>(c.zero) / d, static_cast<double>(c.subnormal) / d,

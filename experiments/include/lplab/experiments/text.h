@@ -31,6 +31,9 @@ std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, in
 
 Round parse_round(std::string_view s);
 Overflow parse_overflow(std::string_view s);
+// The names parse_round and parse_overflow read (nearest_even, ..., ieee, saturate).
+const char* round_name(Round r);
+const char* overflow_name(Overflow o);
 std::string flags_text(Flags f);
 
 }  // namespace lplab::experiments
