@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the quick suite, the exhaustive sweeps (all 2^32
 # float inputs against CUDA's conversions), and the quick suite again under
-# AddressSanitizer + UndefinedBehaviorSanitizer. LPLAB_SKIP_EXHAUSTIVE=1 skips
-# the sweeps.
+# AddressSanitizer + UndefinedBehaviorSanitizer, then the libFuzzer targets
+# (scripts/fuzz.sh). LPLAB_SKIP_EXHAUSTIVE=1 skips the sweeps,
+# LPLAB_SKIP_FUZZ=1 the fuzzing.
 #
 # CUDA's conversion headers are the validation oracle. They are taken from
 # LPLAB_CUDA_INCLUDE_DIR, else the CUDA toolkit (/usr/local/cuda or
@@ -79,3 +80,10 @@ cmake --preset asan "${config[@]}" -DLPLAB_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build --preset asan -j "$jobs"
 echo "== quick tests under ASan + UBSan"
 ctest --preset asan-quick -j "$jobs"
+# Fuzzing (fuzz/, scripts/fuzz.sh): each libFuzzer target for
+# LPLAB_FUZZ_SECONDS (60) seconds after a clang build of its own;
+# LPLAB_SKIP_FUZZ=1 skips it.
+if [[ "${LPLAB_SKIP_FUZZ:-0}" != 1 ]]; then
+  echo "== fuzzing (libFuzzer, ASan + UBSan)"
+  bash scripts/fuzz.sh
+fi

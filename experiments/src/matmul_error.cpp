@@ -32,6 +32,7 @@
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
+#include "matmul_operands.h"
 
 namespace lplab::experiments {
 namespace {
@@ -49,20 +50,6 @@ constexpr AccumulatorCase kCases[] = {
     {k::Accumulator::tensor_core, false}, {k::Accumulator::tensor_core, true},
 };
 constexpr std::size_t kCaseCount = std::size(kCases);
-
-// A standard normal sample for index i of the stream `stream`: Box-Muller on
-// two 53-bit uniforms from splitmix64. Counter-based, so a value depends on
-// (seed, stream, i) only, not on the order of the sweep or on the library's
-// std::normal_distribution, which the C++ standard leaves unspecified.
-double gaussian(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
-  const std::uint64_t key = k::detail::splitmix64(seed ^ k::detail::splitmix64(stream));
-  const std::uint64_t r1 = k::detail::splitmix64(key + 2 * i);
-  const std::uint64_t r2 = k::detail::splitmix64(key + 2 * i + 1);
-  // u1 in (0, 1]: (r >> 11) + 1 over 2^53, so log(u1) is finite.
-  const double u1 = (static_cast<double>(r1 >> 11) + 1.0) * 0x1p-53;
-  const double u2 = static_cast<double>(r2 >> 11) * 0x1p-53;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-}
 
 struct ErrorSummary {
   double mean = 0, max = 0, norm = 0, vs_abs = 0;

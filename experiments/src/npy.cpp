@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include <limits>
 #include <regex>
 #include <sstream>
+#include <string_view>
 #include <xtensor/xarray.hpp>
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xnpy.hpp>
@@ -47,12 +49,17 @@ U byteswap_bits(U u) {
 // width, `swap` when the file's byte order is not the host's. A Fortran-order
 // array is put into C order by xtensor (a column-major adaptor assigned to a
 // row-major array).
+// The element values in C order from the data section `data` (exactly
+// count * sizeof(U) bytes): U is the unsigned integer of the element's width,
+// `swap` when the file's byte order is not the host's. A Fortran-order array
+// is put into C order by xtensor (a column-major adaptor assigned to a
+// row-major array).
 template <class U>
-std::vector<double> decode(std::istream& in, const std::vector<std::size_t>& shape, std::size_t count,
+std::vector<double> decode(std::string_view data, const std::vector<std::size_t>& shape, std::size_t count,
                            bool fortran, int width, bool swap) {
   std::vector<U> words(count);
-  in.read(reinterpret_cast<char*>(words.data()), static_cast<std::streamsize>(count * sizeof(U)));
-  if (!in) return {};
+  if (data.size() != count * sizeof(U)) return {};
+  if (count != 0) std::memcpy(words.data(), data.data(), data.size());
   if (fortran && shape.size() > 1) {
     xt::xarray<U, xt::layout_type::row_major> c = xt::adapt<xt::layout_type::column_major>(words, shape);
     words.assign(c.begin(), c.end());
@@ -68,39 +75,45 @@ std::vector<double> decode(std::istream& in, const std::vector<std::size_t>& sha
   return out;
 }
 
-}  // namespace
+// What the header says about the data: where it starts and how to read it.
+struct DataLayout {
+  std::uint64_t offset = 0;  // of the data section, from the file's start
+  std::vector<std::size_t> shape;
+  std::uint64_t count = 0;  // elements
+  int width = 0;            // bytes per element: 2, 4 or 8
+  bool fortran = false;
+  bool swap = false;
+};
 
-NpyArray read_npy(const std::string& path, std::size_t max_elements) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "no such file");
-  const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) fail(path, "cannot read its size");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open it");
+// The longest prefix `describe` needs: the framing of a version 2.0 file
+// (magic 6 + version 2 + length 4 bytes) and the longest header it accepts.
+constexpr std::size_t max_header_bytes = std::size_t{1} << 20;  // 1 MiB
+constexpr std::size_t max_prefix_bytes = 6 + 2 + 4 + max_header_bytes;
 
+// Checks the framing and header at the start of `head` against a file of
+// `file_size` bytes (head is the whole file, or at least its first
+// max_prefix_bytes), and the data size against the file, before any of the
+// data is read or allocated.
+DataLayout describe(std::string_view head, std::uint64_t file_size, const std::string& path,
+                    std::size_t max_elements) {
   // 1. Framing: "\x93NUMPY", major, minor, then a little-endian header length
-  //    of 2 bytes (1.0) or 4 bytes (2.0).
-  unsigned char lead[10] = {};
-  in.read(reinterpret_cast<char*>(lead), 8);
-  if (in.gcount() != 8 || std::memcmp(lead, "\x93NUMPY", 6) != 0) fail(path, "not a .npy file (bad magic string)");
-  const int major = lead[6], minor = lead[7];
+  //    of 2 bytes (1.0) or 4 bytes (2.0), read as unsigned bytes.
+  auto byte = [&](std::size_t i) { return static_cast<std::uint64_t>(static_cast<unsigned char>(head[i])); };
+  if (head.size() < 8 || head.substr(0, 6) != std::string_view("\x93NUMPY", 6))
+    fail(path, "not a .npy file (bad magic string)");
+  const int major = static_cast<int>(byte(6)), minor = static_cast<int>(byte(7));
   if (!((major == 1 || major == 2) && minor == 0))
     fail(path, fmt::format("unsupported .npy format version {}.{} (1.0 and 2.0 are read)", major, minor));
-  const int len_bytes = major == 1 ? 2 : 4;
-  in.read(reinterpret_cast<char*>(lead + 8), 2);
-  std::uint64_t header_len = lead[8] | (std::uint64_t{lead[9]} << 8);
-  if (len_bytes == 4) {
-    unsigned char hi[2] = {};
-    in.read(reinterpret_cast<char*>(hi), 2);
-    header_len |= (std::uint64_t{hi[0]} << 16) | (std::uint64_t{hi[1]} << 24);
-  }
-  if (!in) fail(path, "truncated header");
-  const std::uint64_t data_offset = 6 + 2 + static_cast<std::uint64_t>(len_bytes) + header_len;
-  if (data_offset > file_size) fail(path, "truncated header");
-  if (header_len > (1u << 20)) fail(path, "header longer than 1 MiB");
-  std::string header(header_len, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_len));
-  if (!in) fail(path, "truncated header");
+  const std::size_t len_bytes = major == 1 ? 2 : 4;
+  if (head.size() < 8 + len_bytes) fail(path, "truncated header");
+  std::uint64_t header_len = 0;
+  for (std::size_t i = 0; i < len_bytes; ++i) header_len |= byte(8 + i) << (8 * i);
+  DataLayout l;
+  l.offset = 6 + 2 + len_bytes + header_len;
+  if (l.offset > file_size) fail(path, "truncated header");
+  if (header_len > max_header_bytes) fail(path, "header longer than 1 MiB");
+  if (l.offset > head.size()) fail(path, "truncated header");
+  std::string header(head.substr(8 + len_bytes, header_len));
 
   // 2. The dictionary, by xtensor's parser, once it has the braces and a
   //    shape of digits that the parser needs.
@@ -110,10 +123,8 @@ NpyArray read_npy(const std::string& path, std::size_t max_elements) {
     fail(path, "malformed header (not a dictionary ending in a newline)");
   if (!std::regex_search(header, shape_re)) fail(path, "malformed header (shape is not a tuple of sizes)");
   std::string descr;
-  bool fortran = false;
-  std::vector<std::size_t> shape;
   try {
-    xt::detail::parse_header(header, descr, &fortran, shape);
+    xt::detail::parse_header(header, descr, &l.fortran, l.shape);
   } catch (const std::exception& e) {
     fail(path, fmt::format("malformed header ({})", e.what()));
   }
@@ -123,33 +134,86 @@ NpyArray read_npy(const std::string& path, std::size_t max_elements) {
   if (descr.size() != 3 || descr[1] != 'f' || (descr[2] != '2' && descr[2] != '4' && descr[2] != '8') ||
       (descr[0] != '<' && descr[0] != '>'))
     fail(path, fmt::format("dtype '{}' is not float16, float32 or float64", descr));
-  const int width = descr[2] - '0';
-  const bool swap = (descr[0] == '<') != little;
+  l.width = descr[2] - '0';
+  l.swap = (descr[0] == '<') != little;
 
   // 4. The size, checked against the file before any allocation.
-  std::uint64_t count = 1;
-  for (std::size_t d : shape) {
-    if (d != 0 && count > std::numeric_limits<std::uint64_t>::max() / d) fail(path, "shape too large");
-    count *= d;
+  l.count = 1;
+  for (std::size_t d : l.shape) {
+    if (d != 0 && l.count > std::numeric_limits<std::uint64_t>::max() / d) fail(path, "shape too large");
+    l.count *= d;
   }
-  if (count > max_elements)
-    fail(path, fmt::format("{} elements is more than the {} this command reads", count, max_elements));
-  const std::uint64_t data_bytes = file_size - data_offset;
-  if (count * static_cast<std::uint64_t>(width) != data_bytes)
-    fail(path, fmt::format("shape needs {} bytes of data but the file has {} ({})",
-                           count * static_cast<std::uint64_t>(width), data_bytes,
-                           data_bytes < count * static_cast<std::uint64_t>(width) ? "truncated" : "trailing bytes"));
+  if (l.count > max_elements)
+    fail(path, fmt::format("{} elements is more than the {} this command reads", l.count, max_elements));
+  const std::uint64_t data_bytes = file_size - l.offset;
+  // Beyond 2^61 elements count * width would wrap (only a max_elements that
+  // large lets such a count through).
+  if (l.count > (std::numeric_limits<std::uint64_t>::max() >> 3)) fail(path, "shape too large");
+  const std::uint64_t need = l.count * static_cast<std::uint64_t>(l.width);
+  if (need != data_bytes)
+    fail(path, fmt::format("shape needs {} bytes of data but the file has {} ({})", need, data_bytes,
+                           data_bytes < need ? "truncated" : "trailing bytes"));
+  return l;
+}
 
-  // 5. The data, which follow the header directly.
+// 5. The data, which follow the header directly.
+NpyArray decode_data(const DataLayout& l, std::string_view data, const std::string& path) {
   NpyArray out;
-  out.shape = shape;
-  out.dtype = width == 2 ? "float16" : width == 4 ? "float32" : "float64";
-  const auto n = static_cast<std::size_t>(count);
-  if (width == 2) out.values = decode<std::uint16_t>(in, shape, n, fortran, width, swap);
-  else if (width == 4) out.values = decode<std::uint32_t>(in, shape, n, fortran, width, swap);
-  else out.values = decode<std::uint64_t>(in, shape, n, fortran, width, swap);
+  out.shape = l.shape;
+  out.dtype = l.width == 2 ? "float16" : l.width == 4 ? "float32" : "float64";
+  const auto n = static_cast<std::size_t>(l.count);
+  if (l.width == 2) out.values = decode<std::uint16_t>(data, l.shape, n, l.fortran, l.width, l.swap);
+  else if (l.width == 4) out.values = decode<std::uint32_t>(data, l.shape, n, l.fortran, l.width, l.swap);
+  else out.values = decode<std::uint64_t>(data, l.shape, n, l.fortran, l.width, l.swap);
   if (out.values.size() != n) fail(path, "truncated data");
   return out;
+}
+
+}  // namespace
+
+NpyArray parse_npy(std::string_view bytes, const std::string& name, std::size_t max_elements) {
+  const DataLayout l = describe(bytes, bytes.size(), name, max_elements);
+  return decode_data(l, bytes.substr(static_cast<std::size_t>(l.offset)), name);
+}
+
+namespace {
+
+// The file opened and its header described (at most max_prefix_bytes read),
+// so that the sizes are checked against the file before its data are
+// allocated.
+DataLayout open_npy(const std::string& path, std::size_t max_elements, std::ifstream& in) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
+  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "no such file");
+  const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) fail(path, "cannot read its size");
+  in.open(path, std::ios::binary);
+  if (!in) fail(path, "cannot open it");
+  std::string head(static_cast<std::size_t>(std::min<std::uintmax_t>(file_size, max_prefix_bytes)), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return describe(head, file_size, path, max_elements);
+}
+
+}  // namespace
+
+NpyHeader probe_npy(const std::string& path, std::size_t max_elements) {
+  std::ifstream in;
+  const DataLayout l = open_npy(path, max_elements, in);
+  return {l.shape, l.width == 2 ? "float16" : l.width == 4 ? "float32" : "float64", static_cast<std::size_t>(l.count),
+          static_cast<std::size_t>(l.width)};
+}
+
+NpyArray read_npy(const std::string& path, std::size_t max_elements) {
+  // The header first, then the data, the same bytes parse_npy decodes.
+  std::ifstream in;
+  const DataLayout l = open_npy(path, max_elements, in);
+  std::string data(static_cast<std::size_t>(l.count) * static_cast<std::size_t>(l.width), '\0');
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(l.offset));
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!in || static_cast<std::size_t>(in.gcount()) != data.size()) fail(path, "truncated data");
+  return decode_data(l, data, path);
 }
 
 }  // namespace lplab::experiments

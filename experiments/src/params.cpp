@@ -56,7 +56,9 @@ void check_choice(const std::string& item, const ParamSpec& p, std::string_view 
 
 Params::Params(const std::vector<ParamSpec>& specs, const std::map<std::string, std::string>& given,
                std::string_view experiment) {
-  for (const auto& [name, value] : given) {
+  for (const auto& entry : given) {
+    // (Not a structured binding: clang before 16 cannot capture one in a lambda.)
+    const std::string& name = entry.first;
     if (std::none_of(specs.begin(), specs.end(), [&](const ParamSpec& p) { return p.name == name; })) {
       std::vector<std::string> names;
       for (const ParamSpec& p : specs) names.push_back(p.name);

@@ -16,39 +16,6 @@
 
 namespace lplab::experiments {
 
-Machine this_machine() {
-  Machine m;
-  m.cpu_model = kernels::cpu_model();
-  m.cores = std::max(1u, std::thread::hardware_concurrency());
-  m.simd_target = kernels::current_simd_target().name;
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page > 0) m.memory_bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
-  return m;
-}
-
-void require_memory(double bytes, const std::string& what) {
-  const double have = static_cast<double>(this_machine().memory_bytes);
-  // Three quarters of physical memory: the rest is the system's and ours.
-  if (have > 0 && bytes > 0.75 * have)
-    throw UsageError(fmt::format("{} needs {:.3g} GiB, more than this machine's {:.3g} GiB allows",
-                                 what, bytes / 1073741824.0, have / 1073741824.0));
-}
-
-Shard parse_shard(const std::string& text) {
-  const auto slash = text.find('/');
-  auto whole = [&](const std::string& s) -> std::int64_t {
-    if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      throw UsageError(fmt::format("--shard '{}': expected I/N with whole numbers, 0 <= I < N", text));
-    return std::stoll(s);
-  };
-  if (slash == std::string::npos)
-    throw UsageError(fmt::format("--shard '{}': expected I/N (e.g. 3/16), 0 <= I < N", text));
-  const std::int64_t i = whole(text.substr(0, slash)), n = whole(text.substr(slash + 1));
-  if (n < 1 || n > 100000 || i >= n)
-    throw UsageError(fmt::format("--shard '{}': need 0 <= I < N <= 100000", text));
-  return Shard{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(n)};
-}
-
 std::vector<const FormatEntry*> resolve_dtypes(const std::vector<std::string>& names) {
   std::vector<const FormatEntry*> out;
   for (const std::string& n : names) {

@@ -61,6 +61,15 @@ inline std::vector<double> lognormal(std::size_t n, double sigma, double shape,
   return x;
 }
 
+// n draws uniform between low and high: low + (high - low) u with u from
+// Rng::uniform, in (0, 1) (the rounding of the sum may reach low or high).
+inline std::vector<double> uniform(std::size_t n, double low, double high, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<double> x(n);
+  for (double& v : x) v = low + (high - low) * rng.uniform();
+  return x;
+}
+
 // The values as a float tensor, each rounded to nearest-even (what storing a
 // double sample in a framework's fp32 tensor does).
 inline std::vector<float> to_float(std::span<const double> x) {

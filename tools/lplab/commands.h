@@ -42,4 +42,16 @@ void run_account(const std::map<std::string, std::string>& params, Output out);
 // `lplab report`: the default suite into a report directory.
 void run_report(const std::string& dir, bool quick, const std::string& command);
 
+// `lplab regress` without a spec: lplab's own golden baselines in `dir`
+// (default: the source tree's tests/regression). Prints a readable diff of
+// every changed field; with `update`, rewrites the baselines instead. Returns
+// the exit status: 0 when nothing changed (or after an update), 1 otherwise.
+int run_regress_golden(const std::string& dir, bool update, const std::vector<std::string>& only);
+// `lplab regress SPEC`: the user's checks from a YAML or JSON spec. Prints one
+// pass/fail line per check (measured value beside the limit); with a non-empty
+// `junit_path`, also writes JUnit XML there. Returns 0 when every check passed,
+// 1 when one failed; a bad spec or input throws UsageError (exit 2) before any
+// check runs.
+int run_regress_spec(const std::string& spec_path, const std::string& junit_path, Output out);
+
 }  // namespace lplab::tool

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -47,6 +48,35 @@ std::map<std::string, std::string> parse_assignments(const std::vector<std::stri
   return out;
 }
 
+// Comma-separated items of repeated options; an empty item is an error
+// (CLI11's own splitting would drop it silently).
+std::vector<std::string> split_list(const std::vector<std::string>& args, const char* option) {
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    std::size_t from = 0;
+    while (true) {
+      const std::size_t comma = a.find(',', from);
+      const std::string item = a.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+      if (item.empty()) throw lplab::experiments::UsageError(fmt::format("{}: empty item in '{}'", option, a));
+      out.push_back(item);
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+  }
+  return out;
+}
+
+// A seed: a whole decimal number from 0 to 2^64 - 1, nothing else (CLI11
+// clamps a larger one to 2^64 - 1).
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size())
+    throw lplab::experiments::UsageError(
+        fmt::format("--seed '{}': expected a whole number from 0 to 18446744073709551615", text));
+  return v;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,12 +99,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> to;
   std::string round = "nearest_even", overflow = "ieee";
   auto* inspect_cmd = app.add_subcommand("inspect", "Round a value into formats and show the bits and errors");
-  std::optional<std::uint64_t> seed;
+  std::optional<std::string> seed_text;
   inspect_cmd->add_option("value", value, "A number: 0.1, -1e-8, 0x1p-3, inf, -inf, nan");
   inspect_cmd->add_option("--to", to, "Formats (default: all)");
   inspect_cmd->add_option("--round", round,
                           "nearest_even, nearest_away, toward_zero, upward, downward, stochastic");
-  inspect_cmd->add_option("--seed", seed,
+  inspect_cmd->add_option("--seed", seed_text,
                           "With --round stochastic: show the result for this seed's random bits "
                           "(those of element 0 of a bulk conversion with the same seed)");
   inspect_cmd->add_option("--overflow", overflow, "ieee or saturate");
@@ -90,8 +120,8 @@ int main(int argc, char** argv) {
   std::string out_file;
   auto* run_cmd = app.add_subcommand("run", "Run one experiment and print its tables");
   run_cmd->add_option("experiment", request.experiment, "The experiment (see 'lplab list')")->required();
-  run_cmd->add_option("--dtypes", request.dtypes, "Formats (fp16 bf16 e4m3 ..., comma or space separated)")
-      ->delimiter(',');
+  std::vector<std::string> dtype_args;  // split below: CLI11's delimiter drops empty items
+  run_cmd->add_option("--dtypes", dtype_args, "Formats (fp16 bf16 e4m3 ..., comma or space separated)");
   run_cmd->add_option("--param", param_args, "NAME=VALUE (repeatable; see 'lplab list EXPERIMENT')");
   run_cmd->add_option("--input", request.input, "Your values: a .npy file of float16, float32 or float64");
   run_cmd->add_option("--shard", request.shard, "I/N: run part I (from 0) of N of the parameter grid");
@@ -117,9 +147,26 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--out", report_dir, "The report directory (default: lplab-report)");
   report_cmd->add_flag("--quick", report_quick, "Smaller sizes: seconds instead of a minute or two");
 
+  std::string regress_spec, junit, baselines = LPLAB_REGRESSION_DIR;
+  std::vector<std::string> regress_only;
+  bool regress_update = false;
+  auto* regress_cmd = app.add_subcommand(
+      "regress", "Precision regression checks: lplab's own baselines, or the checks of a spec file");
+  regress_cmd->add_option("spec", regress_spec,
+                          "A YAML or JSON spec of checks (docs/regress.md); without one, lplab's own "
+                          "baselines are recomputed and compared");
+  regress_cmd->add_option("--junit", junit, "With a spec: also write JUnit XML to this file");
+  regress_cmd->add_option("--output", output, "With a spec: table, csv or json");
+  regress_cmd->add_flag("--update", regress_update,
+                        "Rewrite lplab's own baselines with what this build computes");
+  regress_cmd->add_option("--baselines", baselines,
+                          "The baseline directory (default: the source tree's tests/regression)");
+  regress_cmd->add_option("--only", regress_only,
+                          "Baseline suites to run: finfo, values, conversions, blocks, kernels, experiments");
+
   const std::string first = argc > 1 ? argv[1] : "";
-  static constexpr const char* commands[] = {"formats", "finfo", "inspect", "list",
-                                             "run",     "merge", "account", "report"};
+  static constexpr const char* commands[] = {"formats", "finfo",   "inspect", "list",   "run",
+                                             "merge",   "account", "report",  "regress"};
   if (!first.empty() && first[0] != '-' &&
       std::none_of(std::begin(commands), std::end(commands), [&](const char* c) { return first == c; })) {
     std::fprintf(stderr, "lplab: error: unknown command '%s' (%s)\n", argv[1],
@@ -167,11 +214,14 @@ int main(int argc, char** argv) {
       if (!value.empty()) taken.insert(taken.begin(), value);
       if (taken.empty()) throw UsageError("value is required (lplab inspect VALUE; -inf and -nan are fine)");
       if (taken.size() > 1) throw UsageError(fmt::format("one value at a time, got {}", fmt::join(taken, " ")));
+      std::optional<std::uint64_t> seed;
+      if (seed_text) seed = parse_seed(*seed_text);
       run_inspect(taken.front(), resolve_formats(to), round, overflow, seed, out);
     }
     if (list_cmd->parsed()) run_list(list_name, out);
     if (run_cmd->parsed()) {
       request.params = parse_assignments(param_args, "--param");
+      request.dtypes = split_list(dtype_args, "--dtypes");
       run_run(request, out, out_file);
     }
     if (merge_cmd->parsed()) run_merge(merge_files, out, out_file);
@@ -181,6 +231,19 @@ int main(int argc, char** argv) {
       for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
       run_report(report_dir, report_quick, command);
     }
+    if (regress_cmd->parsed()) {
+      if (regress_spec.empty()) {
+        if (!junit.empty()) throw UsageError("--junit needs a spec: lplab regress SPEC --junit FILE");
+        if (regress_cmd->get_option("--output")->count() > 0)
+          throw UsageError("--output goes with a spec; lplab's own baselines print a diff");
+        return run_regress_golden(baselines, regress_update, regress_only);
+      }
+      if (regress_update) throw UsageError("--update rewrites lplab's own baselines; it takes no spec");
+      if (!regress_only.empty()) throw UsageError("--only selects lplab's own suites; it takes no spec");
+      if (regress_cmd->get_option("--baselines")->count() > 0)
+        throw UsageError("--baselines is for lplab's own suites; it takes no spec");
+      return run_regress_spec(regress_spec, junit, out);
+    }
   } catch (const Interrupted&) {
     std::fprintf(stderr, "lplab: interrupted: nothing was written\n");
     return 130;
@@ -189,7 +252,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lplab: internal error: %s\n", e.what());
-    return 1;
+    // `lplab regress` says 1 for a failed check: a broken tool must not look
+    // like one to a CI job.
+    return regress_cmd->parsed() ? 3 : 1;
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lplab::experiments {
@@ -20,5 +21,23 @@ struct NpyArray {
 // -- throws UsageError with one line naming the file and the reason, before
 // the data is allocated.
 NpyArray read_npy(const std::string& path, std::size_t max_elements = std::size_t{1} << 31);
+
+// What a .npy file's header says, checked as read_npy checks it (the framing,
+// the dtype, the size against the file's length, at most `max_elements`),
+// without reading or allocating the data: to know what reading it will take.
+struct NpyHeader {
+  std::vector<std::size_t> shape;
+  std::string dtype;
+  std::size_t count = 0;  // elements
+  std::size_t width = 0;  // bytes per element
+};
+NpyHeader probe_npy(const std::string& path, std::size_t max_elements = std::size_t{1} << 31);
+
+// The same reader over the bytes of a whole .npy file already in memory;
+// `name` stands for the file in the messages. read_npy is this with the
+// file's bytes (it reads the header first, to check the sizes before it
+// allocates the data).
+NpyArray parse_npy(std::string_view bytes, const std::string& name,
+                   std::size_t max_elements = std::size_t{1} << 31);
 
 }  // namespace lplab::experiments

@@ -1,0 +1,644 @@
+// parse_spec and load_spec: a regression spec from YAML 1.2 (JSON, a subset of
+// YAML 1.2's flow style, reads through the same parser) into a validated Spec.
+//
+// The reader walks only the keys the schema knows, at a fixed depth, so that
+// neither a deep document nor aliases that share nodes make it recurse or
+// loop; yaml-cpp itself refuses nesting deeper than its DepthGuard allows
+// (YAML::DeepRecursion, a YAML::Exception) and every YAML::Exception becomes a
+// UsageError with the place it names.
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lplab/experiments/runner.h"
+#include "lplab/experiments/spec.h"
+#include "lplab/experiments/text.h"
+#include "scaled.h"
+
+namespace lplab::experiments {
+namespace {
+
+// More elements than this in one array, or in a matmul's operands and output
+// together, is refused (the .npy reader's limit too).
+constexpr double kMaxElements = 0x1p31;
+// A matmul of more multiply-adds than this is refused: the emulated
+// accumulators run on the CPU, and the fp64 reference costs as much again.
+constexpr double kMaxMultiplyAdds = 0x1p36;
+// A spec file larger than this is refused before it is parsed.
+constexpr std::size_t kMaxSpecBytes = std::size_t{16} << 20;  // 16 MiB
+
+// Levenshtein distance (for "did you mean").
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known word nearest to `word`, if it is a near miss: at most 2 edits,
+// and fewer than a third of the word's letters.
+std::string suggestion(std::string_view word, const std::vector<std::string_view>& known) {
+  std::string best;
+  std::size_t best_d = 3;
+  for (std::string_view k : known) {
+    const std::size_t d = edit_distance(word, k);
+    if (d < best_d && 3 * d <= std::max(word.size(), k.size())) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+// User text echoed in a message: at most 60 characters of it.
+std::string shown(std::string_view s) {
+  return s.size() <= 60 ? std::string(s) : std::string(s.substr(0, 60)) + "...";
+}
+
+std::string join(const std::vector<std::string_view>& words) {
+  return fmt::format("{}", fmt::join(words, ", "));
+}
+
+// The walk over the document, with the file's name for every message.
+class Reader {
+ public:
+  explicit Reader(std::string name) : name_(std::move(name)) {}
+
+  SpecPlace place(const YAML::Node& node, SpecPlace fallback) const {
+    const YAML::Mark m = node.Mark();
+    if (m.is_null() || m.line < 0 || m.column < 0) return fallback;
+    return {m.line + 1, m.column + 1};
+  }
+
+  [[noreturn]] void fail(SpecPlace at, const std::string& message) const {
+    throw UsageError(spec_error(name_, at, message));
+  }
+
+  // A map's entries by key, refusing duplicates and keys outside `known`.
+  struct Entry {
+    YAML::Node value;
+    SpecPlace key_place;
+  };
+  std::vector<std::pair<std::string, Entry>> entries(const YAML::Node& map, SpecPlace at, std::string_view what,
+                                                      const std::vector<std::string_view>& known) const {
+    if (!map.IsMap()) fail(at, fmt::format("{} must be a mapping (KEY: VALUE lines or {{...}})", what));
+    std::vector<std::pair<std::string, Entry>> out;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const SpecPlace kp = place(it->first, at);
+      if (!it->first.IsScalar()) fail(kp, fmt::format("{}: a key must be a plain word", what));
+      const std::string key = it->first.Scalar();
+      if (std::find(known.begin(), known.end(), key) == known.end())
+        fail(kp, fmt::format("{}: unknown key '{}'{}; known: {}", what, shown(key), suggestion(key, known), join(known)));
+      for (const auto& e : out)
+        if (e.first == key) fail(kp, fmt::format("{}: key '{}' given twice", what, shown(key)));
+      out.push_back({key, Entry{it->second, kp}});
+    }
+    return out;
+  }
+
+  std::string text(const YAML::Node& node, SpecPlace at, std::string_view field) const {
+    if (!node.IsScalar()) fail(at, fmt::format("{}: expected a single value", field));
+    return node.Scalar();
+  }
+
+  // A number: decimal, hex float (0x1p-7), or a power of two 2^N.
+  double number(const YAML::Node& node, SpecPlace at, std::string_view field) const {
+    const std::string s = text(node, at, field);
+    double v = 0;
+    if (s.starts_with("2^")) {
+      const std::string e = s.substr(2);
+      int exponent = 0;
+      const char* first = e.data() + (e.starts_with('+') ? 1 : 0);
+      const auto [end, ec] = std::from_chars(first, e.data() + e.size(), exponent);
+      if (e.empty() || ec != std::errc{} || end != e.data() + e.size() || exponent < -1074 || exponent > 1023)
+        fail(at, fmt::format("{}: '{}' is not a power of two 2^N with a whole N in [-1074, 1023]", field, shown(s)));
+      v = std::ldexp(1.0, exponent);
+    } else {
+      try {
+        v = parse_number(s);
+      } catch (const UsageError&) {
+        fail(at, fmt::format("{}: '{}' is not a number (e.g. 0.01, 1e-3, 0x1p-7, 2^-7)", field, shown(s)));
+      }
+    }
+    if (!std::isfinite(v)) fail(at, fmt::format("{}: expected a finite number, got '{}'", field, shown(s)));
+    return v;
+  }
+
+  double nonnegative(const YAML::Node& node, SpecPlace at, std::string_view field) const {
+    const double v = number(node, at, field);
+    if (v < 0) fail(at, fmt::format("{}: expected a number >= 0, got {}", field, shortest(v)));
+    return v;
+  }
+
+  // A whole number in [lo, hi], written as digits (or 2^N).
+  std::uint64_t whole(const YAML::Node& node, SpecPlace at, std::string_view field, std::uint64_t lo,
+                      std::uint64_t hi) const {
+    const std::string s = text(node, at, field);
+    std::uint64_t v = 0;
+    if (s.starts_with("2^")) {
+      const double d = number(node, at, field);
+      if (d < 1 || d > 0x1p63) fail(at, fmt::format("{}: expected a whole number, got '{}'", field, shown(s)));
+      v = static_cast<std::uint64_t>(d);
+    } else {
+      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (s.empty() || ec != std::errc{} || end != s.data() + s.size())
+        fail(at, fmt::format("{}: expected a whole number >= {}, got '{}'", field, lo, shown(s)));
+    }
+    if (v < lo || v > hi) fail(at, fmt::format("{}: {} is outside [{}, {}]", field, v, lo, hi));
+    return v;
+  }
+
+  bool boolean(const YAML::Node& node, SpecPlace at, std::string_view field) const {
+    const std::string s = text(node, at, field);
+    if (s == "true") return true;
+    if (s == "false") return false;
+    fail(at, fmt::format("{}: expected true or false, got '{}'", field, shown(s)));
+  }
+
+  const FormatEntry* format(const YAML::Node& node, SpecPlace at, std::string_view field) const {
+    const std::string s = text(node, at, field);
+    const FormatEntry* f = find_format(s);
+    if (f == nullptr) {
+      std::vector<std::string_view> names;
+      for (const FormatEntry& e : formats()) names.push_back(e.name);
+      fail(at, fmt::format("{}: unknown format '{}'{}; known: {}", field, shown(s), suggestion(s, names), join(names)));
+    }
+    return f;
+  }
+
+  template <class F>
+  auto policy(const YAML::Node& node, SpecPlace at, std::string_view field, F parse) const {
+    const std::string s = text(node, at, field);
+    try {
+      return parse(s);
+    } catch (const UsageError& e) {
+      fail(at, fmt::format("{}: {}", field, e.what()));
+    }
+  }
+
+  // require_memory's refusal, at a place.
+  void require(double bytes, SpecPlace at, std::string_view what) const {
+    try {
+      require_memory(bytes, std::string(what));
+    } catch (const UsageError& e) {
+      fail(at, e.what());
+    }
+  }
+
+ private:
+  std::string name_;
+};
+
+const char* distribution_name(Distribution d) {
+  switch (d) {
+    case Distribution::normal: return "normal";
+    case Distribution::half_normal: return "half_normal";
+    case Distribution::lognormal: return "lognormal";
+    case Distribution::uniform: return "uniform";
+  }
+  return "?";
+}
+
+Distribution parse_distribution(const Reader& r, const YAML::Node& node, SpecPlace at,
+                                const std::vector<std::string_view>& allowed) {
+  const std::string s = r.text(node, at, "distribution");
+  if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
+    r.fail(at, fmt::format("distribution: unknown '{}'{}; known: {}", shown(s), suggestion(s, allowed), join(allowed)));
+  if (s == "half_normal") return Distribution::half_normal;
+  if (s == "lognormal") return Distribution::lognormal;
+  if (s == "uniform") return Distribution::uniform;
+  return Distribution::normal;
+}
+
+// An input: a .npy path (a string) or a generator mapping.
+InputSource parse_input(const Reader& r, const YAML::Node& node, SpecPlace at, std::string_view field) {
+  InputSource in;
+  in.place = r.place(node, at);
+  if (node.IsScalar()) {
+    in.path = node.Scalar();
+    if (in.path.empty()) r.fail(in.place, fmt::format("{}: empty file name", field));
+    return in;
+  }
+  if (!node.IsMap()) r.fail(in.place, fmt::format("{}: expected a .npy file name or a generator mapping", field));
+  const auto entries = r.entries(node, in.place, field, {"distribution", "n", "seed", "sigma", "shape", "low", "high"});
+  bool has_n = false, has_seed = false, has_distribution = false;
+  Generator& g = in.generator;
+  for (const auto& [key, e] : entries) {
+    const SpecPlace vp = r.place(e.value, e.key_place);
+    if (key == "distribution") {
+      g.distribution = parse_distribution(r, e.value, vp, {"normal", "half_normal", "lognormal", "uniform"});
+      has_distribution = true;
+    } else if (key == "n") {
+      g.n = r.whole(e.value, vp, "n", 1, static_cast<std::uint64_t>(kMaxElements));
+      has_n = true;
+    } else if (key == "seed") {
+      g.seed = r.whole(e.value, vp, "seed", 0, UINT64_MAX);
+      has_seed = true;
+    } else if (key == "sigma") {
+      g.sigma = r.number(e.value, vp, "sigma");
+      if (!(g.sigma > 0)) r.fail(vp, "sigma: expected a number > 0");
+    } else if (key == "shape") {
+      g.shape = r.nonnegative(e.value, vp, "shape");
+    } else if (key == "low") {
+      g.low = r.number(e.value, vp, "low");
+    } else {
+      g.high = r.number(e.value, vp, "high");
+    }
+  }
+  if (!has_distribution) r.fail(in.place, fmt::format("{}: missing field 'distribution'", field));
+  // A parameter of another distribution is refused rather than ignored:
+  // sigma for normal, half_normal and lognormal, shape for lognormal, low and
+  // high for uniform.
+  for (const auto& [key, e] : entries) {
+    const bool applies = key == "sigma"               ? g.distribution != Distribution::uniform
+                         : key == "shape"             ? g.distribution == Distribution::lognormal
+                         : key == "low" || key == "high" ? g.distribution == Distribution::uniform
+                                                         : true;
+    if (!applies)
+      r.fail(e.key_place, fmt::format("{}: '{}' does not apply to the {} distribution", field, key,
+                                      distribution_name(g.distribution)));
+  }
+  if (!has_n) r.fail(in.place, fmt::format("{}: missing field 'n' (the number of samples)", field));
+  if (!has_seed) r.fail(in.place, fmt::format("{}: missing field 'seed'", field));
+  if (g.distribution == Distribution::uniform && !(g.low < g.high))
+    r.fail(in.place, fmt::format("{}: uniform needs low < high", field));
+  if (!std::isfinite(g.high - g.low)) r.fail(in.place, fmt::format("{}: uniform's high - low overflows", field));
+  // The samples as double, and the arrays each check derives from them.
+  r.require(static_cast<double>(g.n) * 8 * 4, in.place, field);
+  return in;
+}
+
+MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) {
+  MatmulCheck c;
+  const auto entries = r.entries(node, at, "matmul",
+                                 {"a", "b", "output", "accumulator", "m", "n", "k", "seed", "distribution",
+                                  "promote_every", "tc_fraction_bits", "round"});
+  bool has_a = false, has_k = false, has_acc = false, has_seed = false;
+  for (const auto& [key, e] : entries) {
+    const SpecPlace vp = r.place(e.value, e.key_place);
+    if (key == "a" || key == "b") {
+      const FormatEntry* f = r.format(e.value, vp, key);
+      if (f->info.bits > 16 || f->info.mantissa_bits == 0)
+        r.fail(vp, fmt::format("{}: {} is not a matmul input format here (16-bit or narrower, with a mantissa)", key,
+                               f->name));
+      (key == "a" ? c.a : c.b) = f;
+      has_a = has_a || key == "a";
+    } else if (key == "output") {
+      c.output = r.format(e.value, vp, key);
+    } else if (key == "accumulator") {
+      const std::string s = r.text(e.value, vp, key);
+      using kernels::Accumulator;
+      constexpr Accumulator all[] = {Accumulator::fp64, Accumulator::fp32,        Accumulator::fp16,
+                                     Accumulator::bf16, Accumulator::tensor_core, Accumulator::bf16_dot2};
+      std::vector<std::string_view> names;
+      for (Accumulator a : all) names.push_back(kernels::accumulator_name(a));
+      const auto it = std::find(names.begin(), names.end(), s);
+      if (it == names.end())
+        r.fail(vp, fmt::format("accumulator: unknown '{}'{}; known: {}", shown(s), suggestion(s, names), join(names)));
+      c.accumulator = all[it - names.begin()];
+      has_acc = true;
+    } else if (key == "m" || key == "n" || key == "k") {
+      const std::uint64_t v = r.whole(e.value, vp, key, 1, static_cast<std::uint64_t>(kMaxElements));
+      (key == "m" ? c.m : key == "n" ? c.n : c.k) = v;
+      has_k = has_k || key == "k";
+    } else if (key == "seed") {
+      c.seed = r.whole(e.value, vp, key, 0, UINT64_MAX);
+      has_seed = true;
+    } else if (key == "distribution") {
+      c.distribution = parse_distribution(r, e.value, vp, {"normal", "half_normal"});
+    } else if (key == "promote_every") {
+      c.promote_every = static_cast<int>(r.whole(e.value, vp, key, 0, 1 << 20));
+      if (c.promote_every % 32 != 0)
+        r.fail(vp, "promote_every: must be a multiple of 32 (the tensor core's FP8 block), or 0 for none");
+    } else if (key == "tc_fraction_bits") {
+      // The kernel's range (kernels/src/matmul.cpp, check_matmul).
+      c.tc_fraction_bits = static_cast<int>(r.whole(e.value, vp, key, 1, 48));
+    } else {
+      c.round = r.policy(e.value, vp, key, parse_round);
+    }
+  }
+  if (!has_a) r.fail(at, "matmul: missing field 'a' (the input format of A)");
+  if (!has_k) r.fail(at, "matmul: missing field 'k' (the inner dimension)");
+  if (!has_acc) r.fail(at, "matmul: missing field 'accumulator'");
+  if (!has_seed) r.fail(at, "matmul: missing field 'seed'");
+  // The tensor-core model's parameters with another accumulator would be
+  // ignored: refused instead.
+  for (const auto& [key, e] : entries)
+    if ((key == "promote_every" || key == "tc_fraction_bits") && c.accumulator != kernels::Accumulator::tensor_core)
+      r.fail(e.key_place, fmt::format("matmul: '{}' applies to the tensor_core accumulator only, not {}", key,
+                                      kernels::accumulator_name(c.accumulator)));
+  if (c.b == nullptr) c.b = c.a;
+  if (c.output == nullptr) c.output = find_format("float32");
+  const double m = static_cast<double>(c.m), n = static_cast<double>(c.n), k = static_cast<double>(c.k);
+  if (m * k + k * n + m * n > kMaxElements)
+    r.fail(at, fmt::format("matmul: m = {}, n = {}, k = {} holds more than 2^31 elements", c.m, c.n, c.k));
+  if (m * n * k > kMaxMultiplyAdds)
+    r.fail(at, fmt::format("matmul: m * n * k = {} is more than 2^36 multiply-adds", shortest(m * n * k)));
+  // Operands decoded to float and as the format (<= 8 bytes each), the
+  // output and the reference in double.
+  r.require((m + n) * k * 8 + m * n * 24, at, "matmul");
+  if (c.round == Round::stochastic && c.accumulator == kernels::Accumulator::fp64 && c.output->info.bits > 21)
+    r.fail(at, "matmul: stochastic rounding of the fp64 accumulator's sum into a format wider than 21 bits is "
+               "not supported (the sum is kept to 53 bits)");
+  return c;
+}
+
+Metric parse_metric(const Reader& r, std::string_view key, const YAML::Node& node, SpecPlace at) {
+  Metric m;
+  m.place = at;
+  if (key == "assert_close") {
+    m.kind = MetricKind::assert_close;
+    const auto entries = r.entries(node, at, key, {"dtype", "rtol", "atol", "allowed_mismatch", "equal_nan"});
+    bool has_rtol = false, has_atol = false;
+    for (const auto& [k, e] : entries) {
+      const SpecPlace vp = r.place(e.value, e.key_place);
+      if (k == "dtype") {
+        const FormatEntry* f = r.format(e.value, vp, "dtype");
+        m.dtype = f->name;
+        // torch.testing.assert_close's defaults (PyTorch documentation,
+        // torch.testing.assert_close: rtol and atol "based on the dtype").
+        if (m.dtype == "float32") m.rtol = 1.3e-6, m.atol = 1e-5;
+        else if (m.dtype == "float16") m.rtol = 1e-3, m.atol = 1e-5;
+        else if (m.dtype == "bfloat16") m.rtol = 1.6e-2, m.atol = 1e-5;
+        else
+          r.fail(vp, fmt::format("dtype: torch's defaults are for float32, float16 and bfloat16, not {}; give rtol "
+                                 "and atol instead",
+                                 m.dtype));
+      } else if (k == "rtol") {
+        has_rtol = true;
+      } else if (k == "atol") {
+        has_atol = true;
+      } else if (k == "allowed_mismatch") {
+        m.limit = r.nonnegative(e.value, vp, k);
+        if (m.limit > 1) r.fail(vp, "allowed_mismatch: a fraction of the elements, in [0, 1]");
+      } else {
+        m.equal_nan = r.boolean(e.value, vp, k);
+      }
+    }
+    if (m.dtype.empty() && !(has_rtol && has_atol))
+      r.fail(at, "assert_close: give dtype (float32, float16 or bfloat16: torch's defaults) or both rtol and atol");
+    // The overrides, after the dtype's defaults whatever their order.
+    for (const auto& [k, e] : entries) {
+      const SpecPlace vp = r.place(e.value, e.key_place);
+      if (k == "rtol") m.rtol = r.nonnegative(e.value, vp, k);
+      if (k == "atol") m.atol = r.nonnegative(e.value, vp, k);
+    }
+    return m;
+  }
+  static const std::vector<std::pair<std::string_view, MetricKind>> limited = {
+      {"max_ulp", MetricKind::max_ulp},
+      {"sqnr_db", MetricKind::sqnr_db},
+      {"max_rel_err", MetricKind::max_rel_err},
+      {"norm_rel_err", MetricKind::norm_rel_err},
+      {"max_abs_err", MetricKind::max_abs_err},
+      {"underflow_fraction", MetricKind::underflow_fraction},
+      {"overflow_fraction", MetricKind::overflow_fraction},
+      {"mismatch_fraction", MetricKind::mismatch_fraction},
+  };
+  for (const auto& [name, kind] : limited)
+    if (key == name) m.kind = kind;
+  const std::string_view bound = m.kind == MetricKind::sqnr_db ? "min" : "max";
+  std::vector<std::string_view> known = {bound};
+  if (m.kind == MetricKind::max_ulp) known.push_back("format");
+  // `max_rel_err: 2^-7` is short for `max_rel_err: {max: 2^-7}`.
+  bool has_bound = false;
+  if (node.IsScalar()) {
+    m.limit = r.number(node, at, key);
+    has_bound = true;
+  } else {
+    for (const auto& [k, e] : r.entries(node, at, key, known)) {
+      const SpecPlace vp = r.place(e.value, e.key_place);
+      if (k == "format") {
+        m.format = r.format(e.value, vp, "format");
+      } else {
+        m.limit = r.number(e.value, vp, fmt::format("{}.{}", key, k));
+        has_bound = true;
+      }
+    }
+  }
+  if (!has_bound) r.fail(at, fmt::format("{}: missing field '{}'", key, bound));
+  if (m.kind != MetricKind::sqnr_db && m.limit < 0)
+    r.fail(at, fmt::format("{}: the limit must be >= 0, got {}", key, shortest(m.limit)));
+  const bool fraction = m.kind == MetricKind::underflow_fraction || m.kind == MetricKind::overflow_fraction ||
+                        m.kind == MetricKind::mismatch_fraction;
+  if (fraction && m.limit > 1) r.fail(at, fmt::format("{}: a fraction of the elements, in [0, 1]", key));
+  return m;
+}
+
+constexpr std::string_view kKinds[] = {"matmul", "quantize", "convert", "compare"};
+constexpr std::string_view kMetrics[] = {"assert_close", "max_ulp",      "sqnr_db",
+                                         "max_rel_err",  "norm_rel_err", "max_abs_err",
+                                         "underflow_fraction", "overflow_fraction", "mismatch_fraction"};
+
+Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
+  Check c;
+  c.place = at;
+  std::vector<std::string_view> known = {"name", "description"};
+  known.insert(known.end(), std::begin(kKinds), std::end(kKinds));
+  known.insert(known.end(), std::begin(kMetrics), std::end(kMetrics));
+  const auto entries = r.entries(node, at, "check", known);
+  int kinds = 0, metrics = 0;
+  for (const auto& [key, e] : entries) {
+    const SpecPlace vp = r.place(e.value, e.key_place);
+    if (key == "name") {
+      c.name = r.text(e.value, vp, "name");
+      if (c.name.empty()) r.fail(vp, "name: must not be empty");
+      // A name is one line of a report and an XML attribute: no line breaks
+      // or other control characters (XML 1.0 section 2.2 allows few of them).
+      for (const char ch : c.name)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+          r.fail(vp, fmt::format("name: '{}' holds a control character (line break, tab, ...)", shown(c.name)));
+    } else if (key == "description") {
+      r.text(e.value, vp, "description");
+    } else if (std::find(std::begin(kMetrics), std::end(kMetrics), key) != std::end(kMetrics)) {
+      if (++metrics > 1) r.fail(e.key_place, fmt::format("check: one metric per check, '{}' is a second", key));
+      c.metric = parse_metric(r, key, e.value, vp);
+    } else {
+      if (++kinds > 1) r.fail(e.key_place, fmt::format("check: one computation per check, '{}' is a second", key));
+      if (key == "matmul") {
+        c.what = parse_matmul(r, e.value, vp);
+      } else if (key == "quantize") {
+        QuantizeCheck q;
+        bool has_scheme = false, has_input = false;
+        for (const auto& [k, qe] : r.entries(e.value, vp, key, {"scheme", "input"})) {
+          const SpecPlace qp = r.place(qe.value, qe.key_place);
+          if (k == "scheme") {
+            q.scheme = r.text(qe.value, qp, k);
+            std::vector<std::string_view> names(scaled::block_schemes.begin(), scaled::block_schemes.end());
+            names.insert(names.end(), scaled::tensor_schemes.begin(), scaled::tensor_schemes.end());
+            if (std::find(names.begin(), names.end(), q.scheme) == names.end())
+              r.fail(qp, fmt::format("scheme: unknown '{}'{}; known: {}", shown(q.scheme), suggestion(q.scheme, names),
+                                     join(names)));
+            has_scheme = true;
+          } else {
+            q.input = parse_input(r, qe.value, qp, "input");
+            has_input = true;
+          }
+        }
+        if (!has_scheme) r.fail(vp, "quantize: missing field 'scheme'");
+        if (!has_input) r.fail(vp, "quantize: missing field 'input'");
+        c.what = q;
+      } else if (key == "convert") {
+        ConvertCheck v;
+        bool has_format = false, has_input = false;
+        for (const auto& [k, ve] : r.entries(e.value, vp, key, {"format", "input", "round", "overflow", "seed"})) {
+          const SpecPlace cp = r.place(ve.value, ve.key_place);
+          if (k == "format") v.format = r.format(ve.value, cp, k), has_format = true;
+          else if (k == "input") v.input = parse_input(r, ve.value, cp, k), has_input = true;
+          else if (k == "round") v.round = r.policy(ve.value, cp, k, parse_round);
+          else if (k == "overflow") v.overflow = r.policy(ve.value, cp, k, parse_overflow);
+          else v.seed = r.whole(ve.value, cp, k, 0, UINT64_MAX);
+        }
+        if (!has_format) r.fail(vp, "convert: missing field 'format'");
+        if (!has_input) r.fail(vp, "convert: missing field 'input'");
+        for (const auto& [k, ve] : r.entries(e.value, vp, key, {"format", "input", "round", "overflow", "seed"}))
+          if (k == "seed" && v.round != Round::stochastic)
+            r.fail(ve.key_place, "convert: 'seed' goes with round: stochastic only");
+        c.what = v;
+      } else {
+        CompareCheck v;
+        bool has_actual = false, has_expected = false;
+        for (const auto& [k, ve] : r.entries(e.value, vp, key, {"actual", "expected"})) {
+          const SpecPlace cp = r.place(ve.value, ve.key_place);
+          (k == "actual" ? v.actual : v.expected) = parse_input(r, ve.value, cp, k);
+          (k == "actual" ? has_actual : has_expected) = true;
+        }
+        if (!has_actual) r.fail(vp, "compare: missing field 'actual'");
+        if (!has_expected) r.fail(vp, "compare: missing field 'expected'");
+        c.what = v;
+      }
+    }
+  }
+  if (c.name.empty()) r.fail(at, "check: missing field 'name'");
+  if (kinds == 0) r.fail(at, fmt::format("check '{}': missing the computation, one of {}", shown(c.name),
+                                         join({std::begin(kKinds), std::end(kKinds)})));
+  if (metrics == 0) r.fail(at, fmt::format("check '{}': missing the metric, one of {}", shown(c.name),
+                                           join({std::begin(kMetrics), std::end(kMetrics)})));
+  // max_ulp counts codes of a format: the one named, or the check's own.
+  if (c.metric.kind == MetricKind::max_ulp && c.metric.format == nullptr) {
+    if (const auto* v = std::get_if<ConvertCheck>(&c.what)) c.metric.format = v->format;
+    else if (const auto* mm = std::get_if<MatmulCheck>(&c.what)) c.metric.format = mm->output;
+    else r.fail(c.metric.place, "max_ulp: missing field 'format' (the format whose codes are counted)");
+  }
+  return c;
+}
+
+// yaml-cpp's 0-based mark as a place (1, 1 where it has none).
+SpecPlace mark_place(const YAML::Mark& m) {
+  if (m.is_null() || m.line < 0 || m.column < 0) return {1, 1};
+  return {m.line + 1, m.column + 1};
+}
+
+}  // namespace
+
+std::string spec_error(const std::string& name, SpecPlace at, std::string_view message) {
+  std::string text = fmt::format("{}:{}:{}: ", name, std::max(at.line, 1), std::max(at.column, 1));
+  text += message;
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out;
+}
+
+Spec parse_spec(std::string_view text, const std::string& name) {
+  const Reader r(name);
+  Spec spec;
+  spec.name = name;
+  spec.stem = std::filesystem::path(name).stem().string();
+  // Every document of the stream is read, so that text after the first
+  // (a '---', a '...' and more, a second JSON object) is refused rather than
+  // silently ignored: a spec is one document.
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    r.fail(mark_place(e.mark), "not valid YAML or JSON: nested too deeply");
+  } catch (const YAML::Exception& e) {
+    // e.msg is the message without yaml-cpp's own "yaml-cpp: error at line"
+    // prefix; e.mark its 0-based place.
+    r.fail(mark_place(e.mark), "not valid YAML or JSON: " + e.msg);
+  }
+  if (documents.size() > 1)
+    r.fail(mark_place(documents[1].Mark()), "a second YAML document: a spec is one document (no '---' or '...' "
+                                            "followed by more, one JSON object)");
+  const YAML::Node root = documents.empty() ? YAML::Node() : documents[0];
+  const SpecPlace top{1, 1};
+  try {
+    if (!root.IsDefined() || root.IsNull()) r.fail(top, "the spec is empty (expected 'checks:' with a list of checks)");
+    YAML::Node checks;
+    SpecPlace checks_place = top;
+    for (const auto& [key, e] : r.entries(root, r.place(root, top), "spec", {"checks"})) {
+      checks = e.value;
+      checks_place = r.place(e.value, e.key_place);
+    }
+    if (!checks.IsDefined()) r.fail(top, "spec: missing field 'checks'");
+    if (!checks.IsSequence() || checks.size() == 0)
+      r.fail(checks_place, "checks: expected a non-empty list of checks ('- name: ...' items or [...])");
+    std::set<std::string> names;
+    for (const YAML::Node& item : checks) {
+      Check c = parse_check(r, item, r.place(item, checks_place));
+      if (!names.insert(c.name).second) r.fail(c.place, fmt::format("check '{}': name given twice", shown(c.name)));
+      spec.checks.push_back(std::move(c));
+    }
+  } catch (const YAML::Exception& e) {
+    r.fail(mark_place(e.mark), e.msg);
+  }
+  return spec;
+}
+
+Spec load_spec(const std::string& path) {
+  // A regular file of at most kMaxSpecBytes: not a directory, and not a
+  // device or pipe that never ends (/dev/zero).
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status))
+    throw UsageError(fmt::format("{}: is a directory, not a spec file", path));
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw UsageError(fmt::format("{}: not a regular file (a spec is a YAML or JSON file)", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot read the spec file", path));
+  // At most one byte more than the limit, whatever the file's size says.
+  std::string text(kMaxSpecBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw UsageError(fmt::format("{}: cannot read the spec file", path));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxSpecBytes)
+    throw UsageError(fmt::format("{}: larger than {} MiB; a spec is a short text file", path, kMaxSpecBytes >> 20));
+  Spec spec = parse_spec(text, path);
+  // Relative .npy paths: relative to the spec's directory, as a user reads them.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  auto resolve = [&](InputSource& s) {
+    if (!s.path.empty() && std::filesystem::path(s.path).is_relative()) s.path = (dir / s.path).string();
+  };
+  for (Check& c : spec.checks) {
+    if (auto* q = std::get_if<QuantizeCheck>(&c.what)) resolve(q->input);
+    if (auto* v = std::get_if<ConvertCheck>(&c.what)) resolve(v->input);
+    if (auto* v = std::get_if<CompareCheck>(&c.what)) resolve(v->actual), resolve(v->expected);
+  }
+  return spec;
+}
+
+}  // namespace lplab::experiments

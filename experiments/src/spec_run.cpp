@@ -1,0 +1,358 @@
+// run_spec: the checks of a parsed spec. Step 1 plans every input from its
+// generator or .npy header (shapes, sizes, memory for the whole run), then
+// reads each once, so that a bad input stops the run before the first check;
+// step 2 runs each check -- its computation, then its metric.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lplab/experiments/npy.h"
+#include "lplab/experiments/runner.h"
+#include "lplab/experiments/spec.h"
+#include "lplab/experiments/text.h"
+#include "lplab/kernels/matmul.h"
+#include "lplab/kernels/random.h"
+#include "matmul_operands.h"
+#include "sampling.h"
+#include "scaled.h"
+
+namespace lplab::experiments {
+namespace {
+
+namespace k = lplab::kernels;
+
+// An input's values and how to describe them.
+struct Loaded {
+  std::vector<double> values;
+  std::vector<std::size_t> shape;
+  std::string what;  // "acts.npy (64 x 64)" or "normal n=4096 seed 7"
+};
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  return shape.empty() ? "scalar" : fmt::format("{}", fmt::join(shape, " x "));
+}
+
+Loaded generate(const Generator& g) {
+  const auto n = static_cast<std::size_t>(g.n);
+  Loaded l;
+  l.shape = {n};
+  switch (g.distribution) {
+    case Distribution::normal:
+    case Distribution::half_normal:
+      l.values = sampling::normal(n, g.sigma, g.seed);
+      if (g.distribution == Distribution::half_normal)
+        for (double& v : l.values) v = std::abs(v);
+      l.what = fmt::format("{} sigma {}", g.distribution == Distribution::normal ? "normal" : "half_normal",
+                           shortest(g.sigma));
+      break;
+    case Distribution::lognormal:
+      l.values = sampling::lognormal(n, g.sigma, g.shape, g.seed);
+      l.what = fmt::format("lognormal sigma {} shape {}", shortest(g.sigma), shortest(g.shape));
+      break;
+    case Distribution::uniform:
+      l.values = sampling::uniform(n, g.low, g.high, g.seed);
+      l.what = fmt::format("uniform between {} and {}", shortest(g.low), shortest(g.high));
+      break;
+  }
+  l.what += fmt::format(", n={}, seed {}", n, g.seed);
+  return l;
+}
+
+// What step 1 knows of an input before reading it: from the generator, or
+// from the .npy file's header.
+struct Planned {
+  std::vector<std::size_t> shape;
+  std::size_t count = 0;
+  double read_bytes = 0;  // held while it is read, beyond its values
+};
+
+// Every input of the spec, planned from its header and then read once per
+// .npy file (an aliased generator, which shares its place, once too).
+class Inputs {
+ public:
+  explicit Inputs(const Spec& spec) : spec_(spec) {}
+
+  // The input's shape and size, refusing an empty one, without reading it.
+  const Planned& plan(const InputSource& s) {
+    const std::string k = key(s);
+    if (auto it = plans_.find(k); it != plans_.end()) return it->second;
+    Planned p;
+    if (s.path.empty()) {
+      p.count = static_cast<std::size_t>(s.generator.n);
+      p.shape = {p.count};
+      p.read_bytes = 8.0 * static_cast<double>(p.count);  // the samples before they are kept
+    } else {
+      NpyHeader h;
+      try {
+        h = probe_npy(s.path);
+      } catch (const UsageError& e) {
+        throw UsageError(spec_error(spec_.name, s.place, e.what()));
+      }
+      p.shape = h.shape;
+      p.count = h.count;
+      // read_npy holds the file's bytes, their words (and a C-order copy
+      // of a Fortran-order array) beside the decoded doubles.
+      p.read_bytes = 3.0 * static_cast<double>(h.count * h.width);
+      if (p.count == 0)
+        throw UsageError(spec_error(spec_.name, s.place,
+                                    fmt::format("{}: has no elements (shape {})", s.path, shape_text(p.shape))));
+    }
+    return plans_.emplace(k, std::move(p)).first->second;
+  }
+
+  // What every input planned holds for the whole run (the values as
+  // double), and the most reading one of them holds besides.
+  double held_bytes() const {
+    double total = 0;
+    for (const auto& [k, p] : plans_) total += 8.0 * static_cast<double>(p.count);
+    return total;
+  }
+  double read_bytes() const {
+    double most = 0;
+    for (const auto& [k, p] : plans_) most = std::max(most, p.read_bytes);
+    return most;
+  }
+
+  const Loaded& get(const InputSource& s) {
+    const std::string k = key(s);
+    auto it = cache_.find(k);
+    if (it != cache_.end()) return it->second;
+    Loaded l;
+    if (s.path.empty()) {
+      l = generate(s.generator);
+    } else {
+      NpyArray a;
+      try {
+        a = read_npy(s.path);
+      } catch (const UsageError& e) {
+        throw UsageError(spec_error(spec_.name, s.place, e.what()));
+      }
+      l.values = std::move(a.values);
+      l.shape = std::move(a.shape);
+      l.what = fmt::format("{} ({}, {})", s.path, shape_text(l.shape), a.dtype);
+    }
+    return cache_.emplace(k, std::move(l)).first->second;
+  }
+
+ private:
+  static std::string key(const InputSource& s) {
+    return s.path.empty() ? fmt::format("{}:{}", s.place.line, s.place.column) : s.path;
+  }
+
+  const Spec& spec_;
+  std::map<std::string, Planned> plans_;
+  std::map<std::string, Loaded> cache_;
+};
+
+// The kernel's options for a matmul check: H100 wgmma keeps 13 fraction
+// bits after alignment for FP8 (and narrower) operands, 25 for 16-bit ones
+// (MMA-Sim; kernels/matmul.h), unless the check names its own.
+k::MatmulOptions matmul_options(const MatmulCheck& c) {
+  const int widest = std::max(c.a->info.bits, c.b->info.bits);
+  return {.accumulator = c.accumulator,
+          .tc_fraction_bits = c.tc_fraction_bits != 0 ? c.tc_fraction_bits : widest <= 8 ? 13 : 25,
+          .promote_every = c.promote_every,
+          .round = c.round,
+          .seed = c.seed,
+          .threads = 0};
+}
+
+// The kernel's own validation of a matmul check (e.g. bf16_dot2 takes only
+// operands exact in bf16), in step 1. check_matmul reads no element, so any
+// non-null pointers stand in for the operands.
+void validate_matmul(const MatmulCheck& c) {
+  const k::MatmulOptions options = matmul_options(c);
+  const char dummy = 0;
+  auto range = [](const FormatEntry& f) {
+    return visit_format(f, [](auto type) { return k::detail::operand_range<typename decltype(type)::type>(); });
+  };
+  const int precision =
+      visit_format(*c.output, [](auto type) { return k::detail::precision<typename decltype(type)::type>(); });
+  try {
+    k::detail::check_matmul(c.m, c.n, c.k, &dummy, &dummy, &dummy, options, range(*c.a), range(*c.b), precision);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// Step 1 for one check: its inputs planned from their headers and their
+// shapes checked; returns the bytes the check itself needs while it runs
+// (its arrays beside the inputs, which Inputs counts).
+double plan(const Check& c, Inputs& inputs, const Spec& spec) {
+  if (const auto* mm = std::get_if<MatmulCheck>(&c.what)) {
+    try {
+      validate_matmul(*mm);
+    } catch (const UsageError& e) {
+      throw UsageError(spec_error(spec.name, c.place, fmt::format("check '{}': {}", c.name, e.what())));
+    }
+    // Operands as float and as the format (<= 8 bytes an element), the
+    // output, the result and the reference as double (spec_parse.cpp's
+    // parse_matmul counts the same).
+    const auto m = static_cast<double>(mm->m), n = static_cast<double>(mm->n), k = static_cast<double>(mm->k);
+    return (m + n) * k * 8 + m * n * 24;
+  }
+  if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) {
+    // The input and its round trip as float, their copies as double, and
+    // the scheme's elements and scales (at most 8 bytes an element).
+    return 32.0 * static_cast<double>(inputs.plan(q->input).count);
+  }
+  if (const auto* v = std::get_if<ConvertCheck>(&c.what)) {
+    // Actual and expected as double, and an overflow flag per element.
+    return 17.0 * static_cast<double>(inputs.plan(v->input).count);
+  }
+  const auto& v = std::get<CompareCheck>(c.what);
+  const Planned& a = inputs.plan(v.actual);
+  const Planned& e = inputs.plan(v.expected);
+  if (a.shape != e.shape)
+    throw UsageError(spec_error(spec.name, c.place,
+                                fmt::format("check '{}': actual is {}, expected is {}: the shapes differ", c.name,
+                                            shape_text(a.shape), shape_text(e.shape))));
+  return 16.0 * static_cast<double>(a.count);  // the copies of both as the Series
+}
+
+// The decoded values of a matmul operand drawn like matmul_error's: N(0, 1)
+// (or its absolute value) from stream `stream`, rounded to nearest-even into T.
+template <class T>
+std::vector<float> operand(std::size_t count, std::uint64_t seed, std::uint64_t stream, bool positive) {
+  std::vector<T> q(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double g = gaussian(seed, stream, i);
+    q[i] = lplab::convert<T>(positive ? std::abs(g) : g, Round::nearest_even, Overflow::ieee);
+  }
+  return k::detail::decode_operand(q.data(), q.size());
+}
+
+struct Operand {
+  std::vector<float> values;
+  k::detail::OperandRange range;
+};
+
+Operand draw(const FormatEntry& f, std::size_t count, std::uint64_t seed, std::uint64_t stream, bool positive) {
+  return visit_format(f, [&](auto type) {
+    using T = typename decltype(type)::type;
+    return Operand{operand<T>(count, seed, stream, positive), k::detail::operand_range<T>()};
+  });
+}
+
+Series run_matmul(const MatmulCheck& c, std::string& context) {
+  const auto m = static_cast<std::size_t>(c.m), n = static_cast<std::size_t>(c.n), kk = static_cast<std::size_t>(c.k);
+  const bool positive = c.distribution == Distribution::half_normal;
+  // The streams of matmul_error: A from 2k, B from 2k + 1.
+  const Operand a = draw(*c.a, m * kk, c.seed, 2 * c.k, positive);
+  const Operand b = draw(*c.b, kk * n, c.seed, 2 * c.k + 1, positive);
+  const k::detail::MatmulProblem problem{m, n, kk, a.values.data(), b.values.data(), a.range, b.range};
+  const k::MatmulOptions options = matmul_options(c);
+  Series s;
+  s.expected.resize(m * n);
+  k::detail::matmul_accumulate(problem, k::MatmulOptions{.accumulator = k::Accumulator::fp64, .threads = 0},
+                               s.expected.data());
+  s.actual = visit_format(*c.output, [&](auto type) {
+    using T = typename decltype(type)::type;
+    std::vector<T> out(m * n);
+    k::detail::matmul_decoded(problem, out.data(), options);
+    std::vector<double> v(out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) v[i] = static_cast<double>(out[i]);
+    return v;
+  });
+  context = fmt::format("{} x {} -> {}, {}{}, m={}, n={}, k={}, seed {}", c.a->name, c.b->name, c.output->name,
+                        k::accumulator_name(c.accumulator),
+                        c.promote_every > 0 ? fmt::format(" promoted every {}", c.promote_every) : "", c.m, c.n,
+                        c.k, c.seed);
+  return s;
+}
+
+Series run_quantize(const QuantizeCheck& c, const Loaded& in, std::string& context) {
+  // The schemes take float32: the input rounded to nearest-even into it.
+  const std::vector<float> x = sampling::to_float(in.values);
+  const scaled::RoundTrip r = scaled::round_trip(c.scheme, x);
+  Series s;
+  s.expected.assign(x.begin(), x.end());
+  s.actual.assign(r.y.begin(), r.y.end());
+  context = fmt::format("{} of {}", c.scheme, in.what);
+  return s;
+}
+
+Series run_convert(const ConvertCheck& c, const Loaded& in, std::string& context) {
+  const FormatEntry& f = *c.format;
+  Series s;
+  s.expected = in.values;
+  s.actual.resize(in.values.size());
+  s.overflowed.resize(in.values.size());
+  for (std::size_t i = 0; i < in.values.size(); ++i) {
+    const std::uint32_t random = c.round == Round::stochastic ? k::stochastic_bits(c.seed, i) : 0;
+    Flags flags;
+    s.actual[i] = f.to_double(f.from_double(in.values[i], c.round, c.overflow, random, &flags));
+    // IEEE 754-2019 section 7.4: overflow is signalled whatever the result
+    // (infinity, the largest finite value by saturation or by a directed
+    // rounding, or a format without infinity's saturation or NaN).
+    s.overflowed[i] = flags.overflow();
+  }
+  context = fmt::format("{} ({}, {}) of {}", f.name, round_name(c.round), overflow_name(c.overflow), in.what);
+  return s;
+}
+
+}  // namespace
+
+std::vector<CheckResult> run_spec(const Spec& spec) {
+  // Step 1: every input, before any check runs. a. Each check and its
+  // inputs' headers: shapes, sizes, the kernel's options.
+  Inputs inputs(spec);
+  double largest = 0;
+  const Check* largest_check = &spec.checks.front();
+  for (const Check& c : spec.checks) {
+    const double bytes = plan(c, inputs, spec);
+    if (bytes > largest) largest = bytes, largest_check = &c;
+  }
+  // b. Memory for the whole run: every distinct input is held until the
+  // end, beside the largest of one check's arrays or one input's reading.
+  try {
+    require_memory(inputs.held_bytes() + std::max(largest, inputs.read_bytes()),
+                   "the spec's inputs with its largest check");
+  } catch (const UsageError& e) {
+    throw UsageError(spec_error(spec.name, largest_check->place, e.what()));
+  }
+  // c. The inputs read (a .npy file whose contents do not parse stops here).
+  for (const Check& c : spec.checks) {
+    if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) inputs.get(q->input);
+    if (const auto* v = std::get_if<ConvertCheck>(&c.what)) inputs.get(v->input);
+    if (const auto* v = std::get_if<CompareCheck>(&c.what)) inputs.get(v->actual), inputs.get(v->expected);
+  }
+
+  // Step 2: the checks, in order.
+  std::vector<CheckResult> results;
+  for (const Check& c : spec.checks) {
+    const auto start = std::chrono::steady_clock::now();
+    CheckResult r;
+    r.name = c.name;
+    r.line = c.place.line;
+    r.metric = metric_name(c.metric.kind);
+    Series s;
+    if (const auto* mm = std::get_if<MatmulCheck>(&c.what)) s = run_matmul(*mm, r.context);
+    if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) s = run_quantize(*q, inputs.get(q->input), r.context);
+    if (const auto* v = std::get_if<ConvertCheck>(&c.what)) s = run_convert(*v, inputs.get(v->input), r.context);
+    if (const auto* v = std::get_if<CompareCheck>(&c.what)) {
+      const Loaded& a = inputs.get(v->actual);
+      const Loaded& e = inputs.get(v->expected);
+      s.actual = a.values;
+      s.expected = e.values;
+      r.context = fmt::format("{} vs {}", a.what, e.what);
+    }
+    const Measurement m = measure(c.metric, s);
+    r.measured = m.measured;
+    r.limit = c.metric.limit;
+    r.relation = c.metric.kind == MetricKind::sqnr_db ? ">=" : "<=";
+    r.passed = m.passed;
+    r.detail = m.detail;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+}  // namespace lplab::experiments
