@@ -81,7 +81,7 @@ cmake --build --preset asan -j "$jobs"
 echo "== quick tests under ASan + UBSan"
 ctest --preset asan-quick -j "$jobs"
 # Fuzzing (fuzz/, scripts/fuzz.sh): each libFuzzer target for
-# LPLAB_FUZZ_SECONDS (60) seconds after a clang build of its own;
+# LPLAB_FUZZ_SECONDS (30) seconds after a clang build of its own;
 # LPLAB_SKIP_FUZZ=1 skips it.
 if [[ "${LPLAB_SKIP_FUZZ:-0}" != 1 ]]; then
   echo "== fuzzing (libFuzzer, ASan + UBSan)"

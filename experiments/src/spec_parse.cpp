@@ -7,6 +7,7 @@
 // (YAML::DeepRecursion, a YAML::Exception) and every YAML::Exception becomes a
 // UsageError with the place it names.
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,41 @@
 #include "scaled.h"
 
 namespace lplab::experiments {
+namespace {
+
+// Counts the documents of a YAML stream that hold anything but a null (what
+// LoadAll keeps), and where the second one starts.
+struct DocumentCounter : YAML::EventHandler {
+  int documents_with_content = 0;
+  bool content = false;
+  YAML::Mark start, second_start;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    content = false;
+    start = mark;
+  }
+  void OnDocumentEnd() override {
+    if (!content) return;
+    if (++documents_with_content == 2) second_start = start;
+  }
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content = true; }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {
+    content = true;
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    content = true;
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    content = true;
+  }
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
 namespace {
 
 // More elements than this in one array, or in a matmul's operands and output
@@ -568,12 +605,24 @@ Spec parse_spec(std::string_view text, const std::string& name) {
   Spec spec;
   spec.name = name;
   spec.stem = std::filesystem::path(name).stem().string();
-  // Every document of the stream is read, so that text after the first
-  // (a '---', a '...' and more, a second JSON object) is refused rather than
-  // silently ignored: a spec is one document.
+  // A spec is one document: text after the first (a '---', a '...' and more,
+  // a second JSON object) is refused rather than silently ignored. The
+  // documents are counted by a parser pass that stops at the second one:
+  // yaml-cpp 0.7's LoadAll loops forever on some malformed input (it kept
+  // making documents without consuming any: a fuzz input, now in
+  // fuzz/regressions/fuzz_spec).
   std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAll(std::string(text));
+    documents.push_back(YAML::Load(std::string(text)));
+    std::istringstream stream{std::string(text)};
+    YAML::Parser parser(stream);
+    DocumentCounter counter;
+    for (int n = 0; n < 2 && parser.HandleNextDocument(counter); ++n) {
+    }
+    if (counter.documents_with_content > 1)
+      r.fail(mark_place(counter.second_start),
+             "a second YAML document: a spec is one document (no '---' or '...' followed by more, "
+             "one JSON object)");
   } catch (const YAML::DeepRecursion& e) {
     r.fail(mark_place(e.mark), "not valid YAML or JSON: nested too deeply");
   } catch (const YAML::Exception& e) {
@@ -581,9 +630,6 @@ Spec parse_spec(std::string_view text, const std::string& name) {
     // prefix; e.mark its 0-based place.
     r.fail(mark_place(e.mark), "not valid YAML or JSON: " + e.msg);
   }
-  if (documents.size() > 1)
-    r.fail(mark_place(documents[1].Mark()), "a second YAML document: a spec is one document (no '---' or '...' "
-                                            "followed by more, one JSON object)");
   const YAML::Node root = documents.empty() ? YAML::Node() : documents[0];
   const SpecPlace top{1, 1};
   try {

@@ -179,7 +179,12 @@ TEST(Spec, one_document_only) {
   // '...' and more, two JSON objects back to back.
   const std::string check = "checks:\n  - name: a\n    compare: {actual: a.npy, expected: b.npy}\n    max_abs_err: 1\n";
   EXPECT_EQ(error_of(check + "---\nchecks:\n  - name: b\n").substr(0, 41),
-            "s.yaml:6:1: a second YAML document: a spe");
+            "s.yaml:5:1: a second YAML document: a spe");  // at its '---'
+  // yaml-cpp 0.7's LoadAll never returns on this (a fuzz input): the
+  // documents are counted up to two.
+  EXPECT_NE(error_of(", maks:\n  - {nameA dup, convert: {oamfrt: bf16, input:x_ulpulpy}, max_ulp: {max: 1}}\n"
+                     "  - {name: dup, convert: \x80" "format: bf16nput: a.npy}, max_ulp: {max: 1}}\n"),
+            "");
   EXPECT_NE(error_of(check + "...\ngarbage: [\n").find("s.yaml:"), std::string::npos);
   EXPECT_EQ(error_of(check + "...\ngarbage: [\n").find("s.yaml:6:1: "), std::string::npos);  // not silent
   EXPECT_EQ(error_of("{\"checks\": [{\"name\": \"a\", \"compare\": {\"actual\": \"a.npy\", \"expected\": "
