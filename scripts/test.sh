@@ -13,8 +13,48 @@
 # nvidia-cuda-cccl-cu12 the nv/target header; the three are merged into
 # build/cuda-oracle/include. If none can be had, this
 # stops with one line saying so: the oracle tests are never dropped.
+#
+# It ends with a table of every stage's wall time (also when a stage fails),
+# the exhaustive stage test by test, so that every log shows where the time
+# went; docs/testing.md gives the budget (under 45 minutes on a 2-core
+# AVX2-only machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Stage times: begin_stage NAME ... end_stage; rows are "name|seconds".
+stage_rows=()
+stage_name=""
+stage_t0=0
+run_t0=$(date +%s.%N)
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+begin_stage() {
+  stage_name=$1
+  stage_t0=$(now)
+  echo "== $1"
+}
+end_stage() {
+  stage_rows+=("$stage_name|$(since "$stage_t0")")
+  stage_name=""
+}
+print_stage_times() {
+  local status=$?
+  [[ -n "$stage_name" ]] && stage_rows+=("$stage_name (did not finish)|$(since "$stage_t0")")
+  local cpu simd
+  cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+  simd=$(grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo "AVX-512" || { grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo "AVX2, no AVX-512" || echo "no AVX2"; })
+  echo
+  echo "== stage times: ${cpu:-unknown CPU} ($simd), $(nproc) cores${LPLAB_SIMD_TARGET:+, LPLAB_SIMD_TARGET=$LPLAB_SIMD_TARGET}"
+  local row
+  for row in "${stage_rows[@]}"; do
+    printf '  %-78s %8s s\n' "${row%|*}" "${row##*|}"
+  done
+  printf '  %-78s %8s s\n' "total" "$(since "$run_t0")"
+  return $status
+}
+trap print_stage_times EXIT
+
+begin_stage "set-up: packages, Python environment, CUDA's headers"
 bash scripts/install-deps.sh --tests
 source scripts/env.sh
 jobs=$(nproc)
@@ -63,27 +103,46 @@ echo "== CUDA oracle headers: $cuda_dir"
 config=(-DLPLAB_BUILD_TESTS=ON -DLPLAB_BUILD_BENCHMARKS=ON -DLPLAB_REQUIRE_CUDA_ORACLE=ON
         "-DLPLAB_CUDA_INCLUDE_DIR=$cuda_dir")
 
-echo "== release build"
+end_stage
+
+begin_stage "release build"
 cmake --preset release "${config[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
-echo "== quick tests"
+end_stage
+begin_stage "quick tests"
 ctest --preset quick -j "$jobs"
+end_stage
 if [[ "${LPLAB_SKIP_EXHAUSTIVE:-0}" != 1 ]]; then
-  echo "== exhaustive tests"
-  ctest --preset exhaustive
+  # One row per test: ctest's verbose log names each with its time.
+  begin_stage "exhaustive tests (all)"
+  mkdir -p build/release/Testing
+  log=build/release/Testing/exhaustive.log
+  set +e
+  ctest --preset exhaustive 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  set -e
+  while IFS='|' read -r name secs; do
+    stage_rows+=("  exhaustive: $name|$secs")
+  done < <(sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .*(Passed|Failed|\*\*\*[A-Za-z]+).* ([0-9.]+) sec.*/\1|\3/p' "$log" |
+           sed -E 's/[A-Za-z]+\.[a-z_]+<[A-Za-z]+\/([^.]+)\./\1/')
+  end_stage
+  ((status == 0)) || exit "$status"
 fi
 # The sanitizer build is -O1 -g1 (CMakePresets.json): what AddressSanitizer's
 # documentation recommends for speed, with line tables for its stack traces;
 # full debug info and -O2 made it the slowest part of the build.
-echo "== sanitizer build (ASan + UBSan)"
+begin_stage "sanitizer build (ASan + UBSan)"
 cmake --preset asan "${config[@]}" -DLPLAB_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build --preset asan -j "$jobs"
-echo "== quick tests under ASan + UBSan"
+end_stage
+begin_stage "quick tests under ASan + UBSan"
 ctest --preset asan-quick -j "$jobs"
+end_stage
 # Fuzzing (fuzz/, scripts/fuzz.sh): each libFuzzer target for
 # LPLAB_FUZZ_SECONDS (30) seconds after a clang build of its own;
 # LPLAB_SKIP_FUZZ=1 skips it.
 if [[ "${LPLAB_SKIP_FUZZ:-0}" != 1 ]]; then
-  echo "== fuzzing (libFuzzer, ASan + UBSan)"
+  begin_stage "fuzzing: clang build and each libFuzzer target (ASan + UBSan)"
   bash scripts/fuzz.sh
+  end_stage
 fi

@@ -137,18 +137,26 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
   l.width = descr[2] - '0';
   l.swap = (descr[0] == '<') != little;
 
-  // 4. The size, checked against the file before any allocation.
-  l.count = 1;
+  // 4. The size, checked against the file before any allocation. The product
+  //    of the nonzero dimensions must fit too, even where a zero dimension
+  //    makes the count 0: xtensor's strides are products of trailing
+  //    dimensions in signed 64 bits (a shape (0, 4, 10^19) overflowed them).
+  //    Below 2^61 elements, count * width cannot wrap either.
+  constexpr std::uint64_t kMaxExtent = std::numeric_limits<std::uint64_t>::max() >> 3;  // 2^61 - 1
+  std::uint64_t extent = 1;
+  bool empty = false;
   for (std::size_t d : l.shape) {
-    if (d != 0 && l.count > std::numeric_limits<std::uint64_t>::max() / d) fail(path, "shape too large");
-    l.count *= d;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (extent > kMaxExtent / d) fail(path, "shape too large");
+    extent *= d;
   }
+  l.count = empty ? 0 : extent;
   if (l.count > max_elements)
     fail(path, fmt::format("{} elements is more than the {} this command reads", l.count, max_elements));
   const std::uint64_t data_bytes = file_size - l.offset;
-  // Beyond 2^61 elements count * width would wrap (only a max_elements that
-  // large lets such a count through).
-  if (l.count > (std::numeric_limits<std::uint64_t>::max() >> 3)) fail(path, "shape too large");
   const std::uint64_t need = l.count * static_cast<std::uint64_t>(l.width);
   if (need != data_bytes)
     fail(path, fmt::format("shape needs {} bytes of data but the file has {} ({})", need, data_bytes,

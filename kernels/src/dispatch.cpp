@@ -225,7 +225,12 @@ namespace {
 // 0: automatic; else a Highway target bit.
 std::atomic<std::int64_t> g_forced{0};
 
-std::int64_t available_targets() { return hwy::SupportedTargets() & HWY_TARGETS; }
+// Read once: Highway's SupportedTargets() runs CPUID on every call, which a
+// hypervisor traps (microseconds each), and the answer cannot change.
+std::int64_t available_targets() {
+  static const std::int64_t all = hwy::SupportedTargets() & HWY_TARGETS;
+  return all;
+}
 
 std::int64_t effective_target() {
   if (t_forced != 0) return t_forced;

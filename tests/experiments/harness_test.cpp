@@ -264,6 +264,16 @@ TEST(Npy, BadFilesGetOneLineNamingTheReason) {
   EXPECT_NE(npy_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }", two))
                 .find("shape too large"),
             std::string::npos);
+  // An empty array whose other dimensions overflow xtensor's signed strides
+  // (a fuzzer's find: UBSan stopped in xstrides.hpp).
+  EXPECT_NE(npy_error(npy_bytes("{'descr': '<f2', 'fortran_order': True, 'shape': (0, 4, 9999999999999999999), }", ""))
+                .find("shape too large"),
+            std::string::npos);
+  EXPECT_NE(npy_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 2305843009213693952), }", ""))
+                .find("shape too large"),
+            std::string::npos);
+  EXPECT_EQ(npy_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 2305843009213693951), }", "")),
+            "accepted");
   EXPECT_NE(npy_error(std::string("\x93NUMPY\x03\x00", 8)).find("version 3.0"), std::string::npos);
   EXPECT_NE(npy_error(std::string("\x93NUMPY\x01\x00\xff\xff", 10)).find("truncated header"), std::string::npos);
   EXPECT_THROW(lx::read_npy(temp_path("none.npy")), lx::UsageError);

@@ -1,5 +1,5 @@
-// The sweeps' second half: the bulk kernels (lplab/kernels/convert.h) on every
-// SIMD target against the scalar results a sweep has already computed for a
+// The sweeps' second half: the bulk kernels (lplab/kernels/convert.h) on the
+// SIMD targets against the scalar results a sweep has already computed for a
 // chunk of inputs -- one pass per input, every result compared with one
 // reference.
 #pragma once
@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -43,6 +44,21 @@ void for_each_chunk(std::uint64_t count, std::uint64_t chunk, F&& fn) {
   for (auto& th : pool) th.join();
 }
 
+// The SIMD targets a sweep runs: every target this build and CPU run that is
+// no better than the one the kernels dispatch to now. Normally that is all of
+// them; with LPLAB_SIMD_TARGET=AVX2 on an AVX-512 machine it is what an
+// AVX2-only machine runs, so that machine's sweeps can be measured here.
+inline const std::vector<kernels::SimdTarget>& sweep_targets() {
+  static const std::vector<kernels::SimdTarget> targets = [] {
+    const std::int64_t native = kernels::current_simd_target().id;
+    std::vector<kernels::SimdTarget> out;
+    for (const kernels::SimdTarget& t : kernels::simd_targets())
+      if (t.id >= native) out.push_back(t);  // lower bits are the better targets
+    return out;
+  }();
+  return targets;
+}
+
 // Mismatches found by the bulk checks of one sweep: a count and the first.
 class BulkMismatches {
  public:
@@ -59,20 +75,23 @@ class BulkMismatches {
   std::string first_;
 };
 
-// Converts in[0, n) (global index `first_index`) with the bulk kernels on
-// every SIMD target, values alone and with flag counts when `expect_counts`
-// is given, and records each target whose codes or counts differ from the
-// scalar core's `expect`.
+// Converts in[0, n) (index `first_index` for the stochastic random bits) with
+// the bulk kernels on each of `targets` (the target the thread dispatches to
+// when empty), values alone and with flag counts when `expect_counts` is
+// given, and records each target whose codes or counts differ from the scalar
+// core's `expect`.
 template <class T>
 void check_bulk(std::span<const float> in, std::span<const typename T::storage_type> expect,
                 const kernels::FlagCounts* expect_counts, Round r, Overflow o,
-                std::uint64_t first_index, BulkMismatches& bad) {
+                std::uint64_t first_index, BulkMismatches& bad,
+                std::span<const kernels::SimdTarget> targets = {}) {
   using Code = typename T::storage_type;
   thread_local std::vector<Code> out;
   out.resize(in.size());
-  static const std::vector<kernels::SimdTarget> targets = kernels::simd_targets();
-  for (const kernels::SimdTarget& t : targets) {
-    kernels::ScopedSimdTarget scope(t.id);
+  const kernels::SimdTarget dispatched{0, kernels::current_simd_target().name};
+  for (const kernels::SimdTarget& t : targets.empty() ? std::span(&dispatched, 1) : targets) {
+    std::optional<kernels::ScopedSimdTarget> scope;
+    if (t.id != 0) scope.emplace(t.id);
     // Values alone exercise the fast paths, which stochastic rounding never
     // takes; with flag counts, the general path.
     const int first_pass = expect_counts != nullptr && r == Round::stochastic ? 1 : 0;

@@ -2,7 +2,7 @@
 // against an oracle that shares no code with lplab (arith_oracle.h): binary64
 // arithmetic rounded to odd, then one rounding into the format.
 //
-// Extent. The exhaustive build (LPLAB_EXHAUSTIVE) checks every operand pair
+// Extent. The exhaustive label (LPLAB_SWEEP=full) checks every operand pair
 // (2^32 per op) of + - * / under nearest_even, the other four deterministic
 // modes (nearest_away, toward_zero, upward, downward) on the pairs whose codes
 // satisfy (a + b) % 64 == 0 (every code meets 1024 partners in each operand
@@ -11,7 +11,7 @@
 // oracle runs vectorized over blocks, arith_oracle_block.h): 420 to 450 s of
 // CPU measured on a loaded machine, 3.5 to 4 minutes on two idle cores,
 // about what this program may add to CI; the other modes at (a + b) % 16 == 0 would add a minute more. The
-// quick build takes (a + b) % 256 == 0 under nearest_even and
+// quick label takes (a + b) % 256 == 0 under nearest_even and
 // (a + b) % 4096 == 0 for the other modes, sqrt as in the exhaustive one.
 // Stochastic rounding is not deterministic and is left to arith_test.
 //
@@ -30,6 +30,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -263,30 +265,33 @@ void sweep_sqrt() {
   EXPECT_EQ(bad.count(), 0u) << bad.report();
 }
 
-#define LPLAB_PASTE_(a, b) a##b
-#define LPLAB_PASTE(a, b) LPLAB_PASTE_(a, b)
-#if LPLAB_EXHAUSTIVE
-constexpr std::uint32_t kNearestStride = 1, kOtherStride = 64;
-#define LPLAB_NEAREST_PAIRS every_pair
-#define LPLAB_OTHER_PAIRS pairs_with_a_plus_b_divisible_by_64
-#else
-constexpr std::uint32_t kNearestStride = 256, kOtherStride = 4096;
-#define LPLAB_NEAREST_PAIRS pairs_with_a_plus_b_divisible_by_256
-#define LPLAB_OTHER_PAIRS pairs_with_a_plus_b_divisible_by_4096
-#endif
-
-TEST(ArithSweep, LPLAB_PASTE(float16_add_sub_mul_div_nearest_even_, LPLAB_NEAREST_PAIRS)) {
-  sweep_pairs<float16>(std::array{Round::nearest_even}, kNearestStride);
+// The extent, read at run time so that one program serves both labels: every
+// pair under nearest-even and (a + b) % 64 == 0 for the other modes with
+// LPLAB_SWEEP=full (the exhaustive label), (a + b) % 256 and % 4096 otherwise.
+struct PairStrides {
+  std::uint32_t nearest, other;
+};
+PairStrides pair_strides() {
+  const char* v = std::getenv("LPLAB_SWEEP");
+  const bool full = v != nullptr && std::string_view(v) == "full";
+  const PairStrides s = full ? PairStrides{1, 64} : PairStrides{256, 4096};
+  std::printf("  pairs with (a + b) %% %u == 0 under nearest-even, %% %u under the other modes (%s)\n",
+              s.nearest, s.other, full ? "LPLAB_SWEEP=full" : "quick");
+  return s;
 }
-TEST(ArithSweep, LPLAB_PASTE(float16_add_sub_mul_div_away_zero_up_down_, LPLAB_OTHER_PAIRS)) {
-  sweep_pairs<float16>(kOtherModes, kOtherStride);
+
+TEST(ArithSweep, float16_add_sub_mul_div_nearest_even) {
+  sweep_pairs<float16>(std::array{Round::nearest_even}, pair_strides().nearest);
+}
+TEST(ArithSweep, float16_add_sub_mul_div_away_zero_up_down) {
+  sweep_pairs<float16>(kOtherModes, pair_strides().other);
 }
 TEST(ArithSweep, float16_sqrt_every_code_every_mode) { sweep_sqrt<float16>(); }
-TEST(ArithSweep, LPLAB_PASTE(bfloat16_add_sub_mul_div_nearest_even_, LPLAB_NEAREST_PAIRS)) {
-  sweep_pairs<bfloat16>(std::array{Round::nearest_even}, kNearestStride);
+TEST(ArithSweep, bfloat16_add_sub_mul_div_nearest_even) {
+  sweep_pairs<bfloat16>(std::array{Round::nearest_even}, pair_strides().nearest);
 }
-TEST(ArithSweep, LPLAB_PASTE(bfloat16_add_sub_mul_div_away_zero_up_down_, LPLAB_OTHER_PAIRS)) {
-  sweep_pairs<bfloat16>(kOtherModes, kOtherStride);
+TEST(ArithSweep, bfloat16_add_sub_mul_div_away_zero_up_down) {
+  sweep_pairs<bfloat16>(kOtherModes, pair_strides().other);
 }
 TEST(ArithSweep, bfloat16_sqrt_every_code_every_mode) { sweep_sqrt<bfloat16>(); }
 
