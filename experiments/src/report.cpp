@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "lplab/experiments/runner.h"
@@ -116,13 +118,44 @@ void write(const std::string& path, const std::string& content) {
   if (!f) throw UsageError(fmt::format("report: cannot write {} (disk full?)", path));
 }
 
-void check_target(const std::string& dir) {
+// The marker's first line; every following line names a file the report
+// wrote, relative to its directory.
+constexpr const char* kMarkerHeader = "written by lplab report; the files it wrote:";
+
+std::vector<std::string> files_under(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (!it->is_directory(ec)) out.push_back(fs::relative(it->path(), dir, ec).generic_string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+void check_report_dir(const std::string& dir) {
   if (dir.empty()) throw UsageError("report: --out is empty");
   std::error_code ec;
   const fs::path p(dir);
-  if (fs::exists(p, ec)) {
+  if (fs::exists(fs::symlink_status(p, ec))) {
     if (!fs::is_directory(p, ec) || !fs::exists(p / kMarker, ec))
       throw UsageError(fmt::format("report: {} exists and is not an lplab report: choose another --out", dir));
+    // Replacing a report removes it whole: only if it holds nothing but what
+    // lplab wrote there (the marker's list).
+    std::ifstream marker(p / kMarker);
+    std::set<std::string> written;
+    for (std::string line; std::getline(marker, line);) written.insert(line);
+    std::vector<std::string> foreign;
+    for (const std::string& f : files_under(p))
+      if (f != kMarker && !written.contains(f)) foreign.push_back(f);
+    if (!foreign.empty()) {
+      const std::size_t shown = std::min<std::size_t>(foreign.size(), 5);
+      throw UsageError(fmt::format(
+          "report: {} holds {} file{} that lplab did not write ({}{}): move {} or choose another --out", dir,
+          foreign.size(), foreign.size() == 1 ? "" : "s",
+          fmt::join(foreign.begin(), foreign.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+          foreign.size() > shown ? ", ..." : "", foreign.size() == 1 ? "it" : "them"));
+    }
   }
   const fs::path parent = fs::absolute(p, ec).parent_path();
   if (!fs::is_directory(parent, ec))
@@ -130,6 +163,8 @@ void check_target(const std::string& dir) {
   if (access(parent.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("report: cannot write in {}", parent.string()));
 }
+
+namespace {
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -148,7 +183,7 @@ svg{max-width:100%;height:auto}code{background:#f3f3f3;padding:0 3px}.gpu{backgr
 }  // namespace
 
 Table write_report(const ReportOptions& options) {
-  check_target(options.dir);
+  check_report_dir(options.dir);
   // 1. Every experiment's parameters, validated before any work.
   std::vector<PreparedRun> runs;
   for (const Experiment& e : experiments()) {
@@ -278,7 +313,9 @@ Table write_report(const ReportOptions& options) {
     html += "</body></html>\n";
     write(tmp + "/index.md", md);
     write(tmp + "/index.html", html);
-    write((fs::path(tmp) / kMarker).string(), "written by lplab report\n");
+    std::string manifest = std::string(kMarkerHeader) + "\n";
+    for (const std::string& f : files_under(tmp)) manifest += f + "\n";
+    write((fs::path(tmp) / kMarker).string(), manifest);
 
     // 5. Into place: the old report (if any) goes only once the new one is whole.
     const std::string old = fmt::format("{}.old{}", options.dir, getpid());

@@ -1,9 +1,11 @@
 #include "lplab/experiments/runner.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -215,8 +217,80 @@ std::string render_csv(const std::vector<Table>& tables) {
   return out;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file a path names: symbolic links followed (a dangling one names the
+// file it would create), at most 40 of them, as the kernel allows.
+fs::path link_target(const std::string& option, const std::string& path) {
+  fs::path p(path);
+  std::error_code ec;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    if (hops == 40) throw UsageError(fmt::format("{} {}: too many symbolic links", option, path));
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) throw UsageError(fmt::format("{} {}: cannot read the link ({})", option, path, ec.message()));
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return p;
+}
+
+// Writes the whole of `content` through an existing device or FIFO.
+void write_through(const std::string& path, const fs::path& target, const std::string& content) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw UsageError(fmt::format("{}: cannot open it for writing ({})", path, std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw UsageError(fmt::format("{}: write failed ({})", path, std::strerror(err)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw UsageError(fmt::format("{}: write failed ({})", path, std::strerror(errno)));
+}
+
+}  // namespace
+
+void check_output_file(const std::string& option, const std::string& path) {
+  if (path.empty()) throw UsageError(fmt::format("{} is empty", option));
+  std::error_code ec;
+  const fs::path target = link_target(option, path);
+  if (path.ends_with('/') || fs::is_directory(target, ec))
+    throw UsageError(fmt::format("{} {}: is a directory; give a file name", option, path));
+  const fs::file_status st = fs::status(target, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {  // a device or FIFO: written through
+    if (::access(target.c_str(), W_OK) != 0)
+      throw UsageError(fmt::format("{} {}: cannot write to it ({})", option, path, std::strerror(errno)));
+    return;
+  }
+  const fs::path dir = fs::absolute(target, ec).parent_path();
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(fmt::format("{} {}: the directory {} does not exist", option, path, dir.string()));
+  // The temporary file beside it, created and removed here (a read-only
+  // place such as /proc fails now rather than after the run).
+  std::string probe = (dir / ".lplab-out-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw UsageError(fmt::format("{} {}: cannot create a file in {} ({})", option, path, dir.string(),
+                                 std::strerror(errno)));
+  ::close(fd);
+  std::remove(probe.c_str());
+}
+
 void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = fmt::format("{}.tmp{}", path, getpid());
+  const fs::path target = link_target("output", path);
+  std::error_code ec;
+  const fs::file_status st = fs::status(target, ec);
+  if (fs::is_directory(st)) throw UsageError(fmt::format("{}: is a directory", path));
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    write_through(path, target, content);
+    return;
+  }
+  const std::string tmp = fmt::format("{}.tmp{}", target.string(), getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw UsageError(fmt::format("{}: cannot write here", path));
@@ -227,7 +301,7 @@ void write_file_atomic(const std::string& path, const std::string& content) {
       throw UsageError(fmt::format("{}: write failed (disk full?)", path));
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw UsageError(fmt::format("{}: cannot rename the finished file into place", path));
   }

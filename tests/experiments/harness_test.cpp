@@ -13,6 +13,7 @@
 
 #include "lplab/experiments/experiment.h"
 #include "lplab/experiments/npy.h"
+#include "lplab/experiments/report.h"
 #include "lplab/experiments/runner.h"
 
 namespace lx = lplab::experiments;
@@ -290,6 +291,36 @@ TEST(Memory, SizesBeyondTheMachineAreRefused) {
   const lx::PreparedRun run = lx::prepare(r);
   lx::Progress progress;
   EXPECT_THROW(lx::execute(run, progress), lx::UsageError);
+}
+
+// `lplab report --out DIR` replaces a report as a whole: only where DIR holds
+// nothing but the files its marker lists (once it removed a user's file).
+TEST(Files, ReportReplacesOnlyWhatItWrote) {
+  const fs::path dir = temp_path("report-dir");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "data");
+  auto put = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
+  put(".lplab-report", "written by lplab report; the files it wrote:\nindex.md\ndata/a.csv\n");
+  put("index.md", "# report\n");
+  put("data/a.csv", "x\n");
+  EXPECT_NO_THROW(lx::check_report_dir(dir.string()));
+  put("data/notes.txt", "mine\n");
+  try {
+    lx::check_report_dir(dir.string());
+    ADD_FAILURE() << "a directory with a file lplab did not write was accepted";
+  } catch (const lx::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 1 file that lplab did not write (data/notes.txt)"),
+              std::string::npos)
+        << e.what();
+  }
+  // A marker without the list (or none at all) vouches for no file.
+  fs::remove(dir / "data/notes.txt");
+  put(".lplab-report", "written by lplab report\n");
+  EXPECT_THROW(lx::check_report_dir(dir.string()), lx::UsageError);
+  fs::remove(dir / ".lplab-report");
+  EXPECT_THROW(lx::check_report_dir(dir.string()), lx::UsageError);
+  fs::remove_all(dir);
+  EXPECT_NO_THROW(lx::check_report_dir(dir.string()));  // a new path
 }
 
 TEST(Files, AtomicWriteReplacesWholeFile) {

@@ -43,6 +43,13 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
+// A value exactly: shortest round-trip decimal and hexadecimal.
+std::string exact(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g (%a)", v, v);
+  return buf;
+}
+
 // Range inputs per chunk: a multiple of 2^12, so that the decision inputs of a
 // chunk lie inside it (DecisionFloats::first_in_chunk).
 constexpr std::uint64_t kSweepChunk = std::uint64_t{1} << 16;
@@ -248,7 +255,7 @@ TYPED_TEST(ConversionSweep, cuda_reference_and_every_simd_target) {
         ADD_FAILURE() << round_name(r) << "/" << (o == Overflow::ieee ? "ieee" : "saturate") << ": "
                       << vb << " value and " << fb << " flag-only mismatches with the reference; first x="
                       << hex(xb) << " (" << x << "): lplab " << hex(got.bits()) << " flags "
-                      << int(f.bits) << ", reference " << (want.nan ? "nan" : std::to_string(want.value))
+                      << int(f.bits) << ", reference " << (want.nan ? "nan" : exact(want.value))
                       << " flags " << int(want.flags);
       }
       ++c;

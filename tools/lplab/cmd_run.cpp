@@ -1,7 +1,9 @@
 // lplab list, lplab run, lplab merge.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <system_error>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -32,8 +34,8 @@ std::string range_text(const ParamSpec& p) {
 // Prints (or writes to `out_file`, atomically) the document.
 void emit(const std::string& text, const std::string& out_file) {
   if (out_file.empty()) {
-    std::fputs(text.c_str(), stdout);
-    std::fflush(stdout);
+    if (std::fputs(text.c_str(), stdout) == EOF || std::fflush(stdout) != 0)
+      throw std::system_error(errno, std::generic_category(), "standard output");
   } else {
     write_file_atomic(out_file, text);
   }
@@ -104,6 +106,7 @@ void run_list(const std::string& name, Output out) {
 
 void run_run(const RunRequest& request, Output out, const std::string& out_file) {
   const PreparedRun run = prepare(request);  // every check before any work
+  if (!out_file.empty()) check_output_file("--out", out_file);
   Progress::install_interrupt_handler();
   Progress progress(run.experiment->name);
   const RunResult r = execute(run, progress);
@@ -111,6 +114,7 @@ void run_run(const RunRequest& request, Output out, const std::string& out_file)
 }
 
 void run_merge(const std::vector<std::string>& files, Output out, const std::string& out_file) {
+  if (!out_file.empty()) check_output_file("--out", out_file);
   std::vector<nlohmann::ordered_json> records;
   for (const std::string& f : files) {
     std::ifstream in(f);

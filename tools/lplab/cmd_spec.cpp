@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
+#include <cerrno>
 #include <cstdio>
+#include <system_error>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -88,40 +90,18 @@ std::string render(const std::vector<CheckResult>& results, std::size_t failed, 
   return s;
 }
 
-// The JUnit file can be written, checked before any check runs: not a
-// directory (nor a name ending in '/'), in a directory that exists and where
-// a file can be created -- write_file_atomic's temporary file beside it,
-// created and removed here (a read-only place such as /proc fails).
-void check_junit_path(const std::string& path) {
-  std::error_code ec;
-  if (path.ends_with('/') || std::filesystem::is_directory(path, ec))
-    throw UsageError(fmt::format("--junit {}: is a directory; give a file name", path));
-  const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
-  if (!std::filesystem::is_directory(dir, ec))
-    throw UsageError(fmt::format("--junit {}: the directory {} does not exist", path, dir.string()));
-  if (std::filesystem::exists(std::filesystem::symlink_status(path, ec)) &&
-      !std::filesystem::is_regular_file(path, ec))
-    throw UsageError(fmt::format("--junit {}: exists and is not a regular file", path));
-  std::string probe = (dir / ".lplab-junit-XXXXXX").string();
-  const int fd = mkstemp(probe.data());
-  if (fd < 0)
-    throw UsageError(fmt::format("--junit {}: cannot create a file in {} ({})", path, dir.string(),
-                                 std::strerror(errno)));
-  close(fd);
-  std::remove(probe.c_str());
-}
-
 }  // namespace
 
 int run_regress_spec(const std::string& spec_path, const std::string& junit_path, Output out) {
   // Everything that can be wrong with the request, before any check runs:
   // the spec, the JUnit file's directory, then (in run_spec) every input.
   const Spec spec = load_spec(spec_path);
-  if (!junit_path.empty()) check_junit_path(junit_path);
+  if (!junit_path.empty()) check_output_file("--junit", junit_path);
   const std::vector<CheckResult> results = run_spec(spec);
   std::size_t failed = 0;
   for (const CheckResult& r : results) failed += r.passed ? 0 : 1;
-  std::fputs(render(results, failed, out).c_str(), stdout);
+  if (std::fputs(render(results, failed, out).c_str(), stdout) == EOF || std::fflush(stdout) != 0)
+    throw std::system_error(errno, std::generic_category(), "standard output");
   std::fflush(stdout);
   if (!junit_path.empty()) write_file_atomic(junit_path, junit_xml(spec.stem, results));
   return failed == 0 ? 0 : 1;

@@ -7,16 +7,25 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <string_view>
 #include <exception>
 #include <optional>
+#include <stdexcept>
+#include <system_error>
 #include <string>
 #include <vector>
 
 #include "lplab/commands.h"
 #include "lplab/experiments/text.h"
+#include "lplab/kernels/targets.h"
 
 namespace {
+
+// The error of a failed write to standard output, where it is known: checked_exit names it.
+int g_stdout_errno = 0;
 
 // CLI11 takes "-inf" and "-nan" for options (it knows "-3" is a number), and a
 // value after "--" goes to the top-level command, not to `inspect`: the value
@@ -31,7 +40,7 @@ bool negative_special(std::string_view s) {
 // CLI11's help text ends with a blank line; print it ending with one newline.
 void print_help(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  std::fputs((text + "\n").c_str(), stdout);
+  if (std::fputs((text + "\n").c_str(), stdout) == EOF || std::fflush(stdout) != 0) g_stdout_errno = errno;
 }
 
 // NAME=VALUE arguments; a name given twice is an error.
@@ -77,9 +86,33 @@ std::uint64_t parse_seed(const std::string& text) {
   return v;
 }
 
+// Whatever a command printed must have reached its destination: a full disk
+// (ENOSPC, /dev/full) or a closed descriptor is one line and a non-zero exit,
+// never a silent 0. (A closed pipe ends the process by SIGPIPE first, as it
+// does every command-line tool.) Status 1, or 3 for `lplab regress`, whose 1
+// means a failed check.
+int checked_exit(int status, bool regress) {
+  errno = 0;
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (!failed) return status;
+  const int err = errno != 0 ? errno : g_stdout_errno;
+  std::fprintf(stderr, "lplab: error: cannot write the output to standard output: %s\n",
+               err != 0 ? std::strerror(err) : "write error");
+  return regress ? 3 : (status == 0 ? 1 : status);
+}
+
+int run(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool regress = argc > 1 && std::string_view(argv[1]) == "regress";
+  return checked_exit(run(argc, argv), regress);
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   using namespace lplab::tool;
   CLI::App app{"lplab: what low-precision number formats do to your numbers"};
   app.require_subcommand(1);
@@ -203,6 +236,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lplab: error: %s\n", e.what());
     return 2;
   }
+  // LPLAB_SIMD_TARGET is configuration: a bad value is one line and exit 2
+  // in every command, whether or not the command reaches a kernel.
+  try {
+    (void)lplab::kernels::current_simd_target();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "lplab: error: %s\n", e.what());
+    return 2;
+  }
   try {
     const Output out = parse_output(output);
     if (formats_cmd->parsed()) run_formats(out);
@@ -250,6 +291,15 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "lplab: error: %s\n", e.what());
     return 2;
+  } catch (const std::system_error& e) {
+    // fmt::print throws when standard output takes no more: checked_exit
+    // says so in one line.
+    if (std::ferror(stdout) != 0) {
+      g_stdout_errno = e.code().value();
+      return 1;
+    }
+    std::fprintf(stderr, "lplab: internal error: %s\n", e.what());
+    return regress_cmd->parsed() ? 3 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lplab: internal error: %s\n", e.what());
     // `lplab regress` says 1 for a failed check: a broken tool must not look
@@ -258,3 +308,6 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+
+}  // namespace

@@ -25,6 +25,12 @@ struct ReportOptions {
 // an lplab report, or cannot be written. Returns the summary table.
 Table write_report(const ReportOptions& options);
 
+// Checks, before any work, that `dir` can take a report: a new path in a
+// writable directory, or a report lplab wrote that holds nothing else (its
+// marker lists the files it wrote). Throws UsageError naming what is wrong,
+// e.g. the files in it that lplab did not write.
+void check_report_dir(const std::string& dir);
+
 // The plots of the report, drawn from the experiments' tables.
 std::vector<Plot> report_plots(const std::vector<Table>& tables);
 // The report's summary: one row per headline figure, with where it comes from.

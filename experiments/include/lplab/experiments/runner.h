@@ -75,9 +75,19 @@ std::vector<Table> tables_of(const nlohmann::ordered_json& record);
 std::string render_text(const std::vector<Table>& tables);
 std::string render_csv(const std::vector<Table>& tables);
 
-// Writes `content` to `path` atomically: a temporary file beside it, then a
-// rename, so that an interrupted run leaves either the old file or the new.
+// Writes `content` to `path`. A regular file (or a new path) is written
+// atomically: a temporary file beside it, then a rename, so that an
+// interrupted run leaves either the old file or the new. A symbolic link is
+// followed: the file it names is written and the link stays. An existing
+// device or FIFO (/dev/stdout, a named pipe) is written through, never
+// replaced. Every write is checked.
 void write_file_atomic(const std::string& path, const std::string& content);
+
+// Checks, before any work, that write_file_atomic(path, ...) can succeed: not
+// a directory, in a directory that exists and takes a new file (or a device
+// or FIFO that can be opened for writing). `option` names it in the message
+// ("--out", "--junit").
+void check_output_file(const std::string& option, const std::string& path);
 
 // Refuses a run that would need more than the machine's memory.
 void require_memory(double bytes, const std::string& what);
