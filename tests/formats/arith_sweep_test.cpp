@@ -30,8 +30,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <string_view>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -41,6 +39,7 @@
 #include "formats/arith_oracle_block.h"
 #include "lplab/experiments/text.h"
 #include "lplab/formats.h"
+#include "support/inputs.h"
 
 namespace lplab::testing {
 namespace {
@@ -272,8 +271,7 @@ struct PairStrides {
   std::uint32_t nearest, other;
 };
 PairStrides pair_strides() {
-  const char* v = std::getenv("LPLAB_SWEEP");
-  const bool full = v != nullptr && std::string_view(v) == "full";
+  const bool full = SweepExtent::from_environment().full;
   const PairStrides s = full ? PairStrides{1, 64} : PairStrides{256, 4096};
   std::printf("  pairs with (a + b) %% %u == 0 under nearest-even, %% %u under the other modes (%s)\n",
               s.nearest, s.other, full ? "LPLAB_SWEEP=full" : "quick");

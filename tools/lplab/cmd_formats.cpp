@@ -1,11 +1,20 @@
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
 #include "lplab/experiments/text.h"
 
 namespace lplab::tool {
+
+void print_stdout(const std::string& text) {
+  if (std::fputs(text.c_str(), stdout) == EOF || std::fflush(stdout) != 0)
+    throw std::system_error(errno, std::generic_category(), "standard output");
+}
 
 Output parse_output(const std::string& s) {
   if (s == "table") return Output::table;

@@ -1,9 +1,7 @@
 // lplab list, lplab run, lplab merge.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <system_error>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -34,8 +32,7 @@ std::string range_text(const ParamSpec& p) {
 // Prints (or writes to `out_file`, atomically) the document.
 void emit(const std::string& text, const std::string& out_file) {
   if (out_file.empty()) {
-    if (std::fputs(text.c_str(), stdout) == EOF || std::fflush(stdout) != 0)
-      throw std::system_error(errno, std::generic_category(), "standard output");
+    print_stdout(text);
   } else {
     write_file_atomic(out_file, text);
   }

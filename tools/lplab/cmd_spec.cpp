@@ -3,18 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cerrno>
-#include <cerrno>
 #include <cstdio>
-#include <system_error>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "lplab/commands.h"
 #include "lplab/experiments/spec.h"
@@ -100,9 +92,7 @@ int run_regress_spec(const std::string& spec_path, const std::string& junit_path
   const std::vector<CheckResult> results = run_spec(spec);
   std::size_t failed = 0;
   for (const CheckResult& r : results) failed += r.passed ? 0 : 1;
-  if (std::fputs(render(results, failed, out).c_str(), stdout) == EOF || std::fflush(stdout) != 0)
-    throw std::system_error(errno, std::generic_category(), "standard output");
-  std::fflush(stdout);
+  print_stdout(render(results, failed, out));
   if (!junit_path.empty()) write_file_atomic(junit_path, junit_xml(spec.stem, results));
   return failed == 0 ? 0 : 1;
 }

@@ -24,6 +24,10 @@ std::vector<const FormatEntry*> resolve_formats(const std::vector<std::string>& 
 // Left-aligned text table with a header row.
 std::string render_table(const std::vector<std::vector<std::string>>& rows);
 
+// Writes `text` to standard output and flushes it; a failed write throws
+// std::system_error with its errno (main reports it in one line).
+void print_stdout(const std::string& text);
+
 void run_formats(Output out);
 void run_finfo(const std::vector<const FormatEntry*>& fs, Output out);
 void run_inspect(const std::string& value, const std::vector<const FormatEntry*>& fs,

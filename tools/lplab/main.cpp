@@ -309,5 +309,4 @@ int run(int argc, char** argv) {
   return 0;
 }
 
-
 }  // namespace
