@@ -32,6 +32,9 @@ FormatEntry entry(std::string_view description) {
       [](double x, Round rd, Overflow o, std::uint32_t random, Flags* f) -> std::uint64_t {
         return convert<T>(x, rd, o, f, random).bits();
       },
+      [](const Decimal& x, Round rd, Overflow o, std::uint32_t random, Flags* f) -> std::uint64_t {
+        return convert<T>(x, rd, o, f, random).bits();
+      },
       [](std::uint64_t c) { return static_cast<double>(T::from_bits(c)); },
       [](std::uint64_t c) { return to_string(T::from_bits(c)); }};
 }

@@ -30,13 +30,17 @@ std::vector<std::string> split_list(std::string_view s) {
 double checked_number(const std::string& text, const ParamSpec& p, std::string_view experiment,
                       bool integer) {
   const std::string where = fmt::format("{} parameter {}", experiment, p.name);
-  double v;
+  Decimal d;
   try {
-    v = parse_number(text);
+    d = parse_value(text);
   } catch (const UsageError&) {
     throw UsageError(fmt::format("{}: '{}' is not a number", where, text));
   }
-  if (!std::isfinite(v)) throw UsageError(fmt::format("{}: '{}' is not finite", where, text));
+  if (d.kind == detail::Kind::nan || d.kind == detail::Kind::infinite)
+    throw UsageError(fmt::format("{}: '{}' is not finite", where, text));
+  // The double nearest the number: beyond double's range, inf or 0, which the
+  // range check below refuses or (0 within the range) takes as the nearest.
+  const double v = d.nearest;
   if (integer && v != std::floor(v))
     throw UsageError(fmt::format("{}: '{}' is not a whole number", where, text));
   if (!(v >= p.min && v <= p.max))

@@ -175,7 +175,11 @@ class Reader {
         fail(at, fmt::format("{}: '{}' is not a number (e.g. 0.01, 1e-3, 0x1p-7, 2^-7)", field, shown(s)));
       }
     }
-    if (!std::isfinite(v)) fail(at, fmt::format("{}: expected a finite number, got '{}'", field, shown(s)));
+    if (!std::isfinite(v)) {
+      if (parse_value(s).kind == detail::Kind::finite)
+        fail(at, fmt::format("{}: '{}' is beyond double's range (its magnitude must be below 1.8e308)", field, shown(s)));
+      fail(at, fmt::format("{}: expected a finite number, got '{}'", field, shown(s)));
+    }
     return v;
   }
 

@@ -2,27 +2,20 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
 namespace lplab::experiments {
 
-double parse_number(std::string_view text) {
-  const std::string s(text);
-  if (s.empty()) throw UsageError("empty number");
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || end == s.c_str())
-    throw UsageError(fmt::format("malformed number '{}'", s));
-  // strtod reports ERANGE when the number is beyond double's range: it would
-  // silently become inf or 0. (A subnormal double result is fine.)
-  if (errno == ERANGE && (std::isinf(v) || v == 0))
-    throw UsageError(fmt::format("'{}' is outside double's range (write inf or 0 for those)", s));
-  return v;
+Decimal parse_value(std::string_view text) {
+  if (text.empty()) throw UsageError("empty number");
+  const std::optional<Decimal> d = parse_decimal(text);
+  if (!d) throw UsageError(fmt::format("malformed number '{}'", text));
+  return *d;
 }
+
+double parse_number(std::string_view text) { return parse_value(text).nearest; }
 
 std::string shortest(double v) { return fmt::format("{}", v); }
 

@@ -49,12 +49,11 @@ struct Counts {
   }
 };
 
-// Plain conversion of a sample into one format with nearest-even rounding.
-// The sample is held as an fp32 tensor (xf), as a framework holds it; the
-// float32 row converts the double sample itself (xd), so it shows what
-// storing the values in fp32 does.
-Counts convert_counts(const FormatEntry& f, std::span<const double> xd, std::span<const float> xf,
-                      Overflow overflow, unsigned threads) {
+// Plain conversion of a sample into one format with nearest-even rounding,
+// from the double sample itself: each row shows what storing these values in
+// that format does, rounded once (no float32 tensor in between, whose range
+// would decide for the narrower formats at the extremes).
+Counts convert_counts(const FormatEntry& f, std::span<const double> xd, Overflow overflow, unsigned threads) {
   return visit_format(f, [&]<class T>(std::type_identity<T>) {
     const kernels::ConvertOptions options{
         .round = Round::nearest_even, .overflow = overflow, .threads = threads};
@@ -62,28 +61,23 @@ Counts convert_counts(const FormatEntry& f, std::span<const double> xd, std::spa
     Counts c;
     const double max = static_cast<double>(finfo<T>::max);
     const double smallest_normal = static_cast<double>(finfo<T>::smallest_normal);
-    if constexpr (std::is_same_v<T, float32>) {
-      kernels::convert(xd, std::span<T>(out), options);
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        const double y = static_cast<double>(out[i]);
-        c.add(xd[i], y, y, max, smallest_normal);
-      }
-    } else {
-      kernels::convert(xf, std::span<T>(out), options);
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        const double y = static_cast<double>(out[i]);
-        c.add(xf[i], y, y, max, smallest_normal);
-      }
+    kernels::convert(xd, std::span<T>(out), options);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const double y = static_cast<double>(out[i]);
+      c.add(xd[i], y, y, max, smallest_normal);
     }
     return c;
   });
 }
 
-Counts scheme_counts(std::string_view scheme, std::span<const float> xf) {
+// A scaling scheme quantizes an fp32 tensor (xf), as a framework holds it; the
+// classes are counted against the double sample (xd), so a value the fp32
+// tensor already lost (flushed below 2^-149, inf above 3.4e38) counts as lost.
+Counts scheme_counts(std::string_view scheme, std::span<const double> xd, std::span<const float> xf) {
   const scaled::RoundTrip r = scaled::round_trip(scheme, xf);
   Counts c;
   for (std::size_t i = 0; i < xf.size(); ++i)
-    c.add(xf[i], r.y[i], r.elem[i], r.elem_max, r.elem_smallest_normal);
+    c.add(xd[i], r.y[i], r.elem[i], r.elem_max, r.elem_smallest_normal);
   return c;
 }
 
@@ -160,8 +154,8 @@ Table scales_table(const Context& ctx) {
         ctx.progress.step();
         if (!ctx.shard.owns(base + k)) continue;
         const Target& g = tg[k];
-        const Counts c = g.scaling == "none" ? convert_counts(*g.format, xd, xf, g.overflow, ctx.threads)
-                                             : scheme_counts(g.scheme, xf);
+        const Counts c = g.scaling == "none" ? convert_counts(*g.format, xd, g.overflow, ctx.threads)
+                                             : scheme_counts(g.scheme, xd, xf);
         std::vector<Cell> row{dists[d], sigma_cell, g.dtype, g.scaling, overflow_name(g.overflow)};
         for (Cell& v : fraction_cells(c, xd.size())) row.push_back(std::move(v));
         t.add(base + k, std::move(row));
@@ -169,9 +163,13 @@ Table scales_table(const Context& ctx) {
     }
   }
   t.notes = {
-      from_input ? fmt::format("values: the {} values of {} (as an fp32 tensor)", ctx.input.size(), ctx.input_name)
+      from_input ? fmt::format("values: the {} values of {}, each rounded once into each format; the "
+                               "scaled schemes quantize them as an fp32 tensor",
+                               ctx.input.size(), ctx.input_name)
                  : fmt::format("values: {} draws per point of normal N(0, sigma^2) and of log-normal "
-                               "sigma*exp({}*Z) (median sigma), seed {}, stored as an fp32 tensor",
+                               "sigma*exp({}*Z) (median sigma), seed {}, drawn in double and rounded once "
+                               "into each format; the scaled schemes quantize them as an fp32 tensor, "
+                               "and a value that tensor cannot hold counts as lost",
                                n, shape, seed),
       "frac_zero: nonzero x stored as 0; frac_subnormal: stored as a nonzero subnormal of the element "
       "format; frac_overflow: |x| beyond the largest element and the result is inf or clamped to the "
@@ -225,28 +223,36 @@ Table values_table(const Context& ctx) {
 }
 
 // Glorot (Glorot & Bengio, AISTATS 2010) and He (He et al., ICCV 2015)
-// normal initialisation of the lecture's 256x512 weight.
+// initialisation of the lecture's 256x512 weight, as the lecture's code draws
+// it: the weight t is stored as PyTorch stores a Linear's, (out, in), and the
+// code takes fan_in, fan_out = t.size(1), t.size(0) -- 512 and 256 -- and draws
+// Glorot *uniform* on (-a, a), a = sqrt(6 / (fan_in + fan_out)), whose
+// standard deviation is a / sqrt(3) = sqrt(2 / (fan_in + fan_out)).
 Table init_table(const Context& ctx) {
   Table t{"underflow_init", "Weight initialisations: standard deviation and underflow per format",
-          {{"init", ""}, {"shape", ""}, {"std_printed", ""}, {"std_closed_form", ""}, {"std_sample", ""},
-           {"dtype", ""}, {"frac_zero", ""}, {"frac_subnormal", ""}},
+          {{"init", ""}, {"layout", ""}, {"shape", ""}, {"std_printed", ""}, {"std_closed_form", ""},
+           {"std_sample", ""}, {"dtype", ""}, {"frac_zero", ""}, {"frac_subnormal", ""}},
           {},
           {}};
   const auto rows = static_cast<std::size_t>(ctx.params.integer("init_rows"));
   const auto cols = static_cast<std::size_t>(ctx.params.integer("init_cols"));
   const auto seed = static_cast<std::uint64_t>(ctx.params.integer("seed"));
-  const double fan_sum = static_cast<double>(rows + cols);
+  const double fan_in = static_cast<double>(cols), fan_out = static_cast<double>(rows);
+  const double glorot = std::sqrt(2.0 / (fan_in + fan_out));
+  const double glorot_bound = std::sqrt(6.0 / (fan_in + fan_out));  // = glorot * sqrt(3)
   struct Init {
     const char* name;
+    const char* layout;
     double std;
     Cell printed;
+    bool uniform;
   };
-  // The lecture keeps weights as (input_dim, output_dim), so fan_in is the
-  // row count; torch.nn.Linear stores (out, in), whose fan_in is the columns.
+  // The lecture's own code first; then He with the other reading of the
+  // shape, (in, out), whose fan_in is the row count, labelled as such.
   const Init inits[] = {
-      {"glorot_normal", std::sqrt(2.0 / fan_sum), 0.0782},
-      {"he_normal", std::sqrt(2.0 / static_cast<double>(rows)), 0.1104},
-      {"he_normal_torch_layout", std::sqrt(2.0 / static_cast<double>(cols)), Cell{}},
+      {"glorot_uniform", "out_in", glorot, 0.0782, true},
+      {"he_normal", "out_in", std::sqrt(2.0 / fan_in), 0.1104, false},
+      {"he_normal", "in_out", std::sqrt(2.0 / fan_out), Cell{}, false},
   };
   const std::string shape = fmt::format("{}x{}", rows, cols);
   std::uint64_t grid = 0;
@@ -256,37 +262,40 @@ Table init_table(const Context& ctx) {
     bool any = false;
     for (std::uint64_t g = first; g < grid; ++g) any = any || ctx.shard.owns(g);
     if (!any) continue;
-    const std::vector<double> w = sampling::normal(rows * cols, inits[k].std, seed + 1 + k);
+    const std::vector<double> w =
+        inits[k].uniform ? sampling::uniform(rows * cols, -glorot_bound, glorot_bound, seed + 1 + k)
+                         : sampling::normal(rows * cols, inits[k].std, seed + 1 + k);
     double mean = 0;
     for (double v : w) mean += v;
     mean /= static_cast<double>(w.size());
     double ss = 0;
     for (double v : w) ss += (v - mean) * (v - mean);
     const double sample_std = std::sqrt(ss / static_cast<double>(w.size() - 1));
-    const std::vector<float> wf = sampling::to_float(w);
     for (std::size_t j = 0; j < ctx.dtypes.size(); ++j) {
       if (!ctx.shard.owns(first + j)) continue;
-      const Counts c = convert_counts(*ctx.dtypes[j], w, wf, Overflow::ieee, ctx.threads);
+      const Counts c = convert_counts(*ctx.dtypes[j], w, Overflow::ieee, ctx.threads);
       const double n = static_cast<double>(w.size());
-      t.add(first + j, {inits[k].name, shape, inits[k].printed, inits[k].std, sample_std,
+      t.add(first + j, {inits[k].name, inits[k].layout, shape, inits[k].printed, inits[k].std, sample_std,
                         std::string(ctx.dtypes[j]->name), static_cast<double>(c.zero) / n,
                         static_cast<double>(c.subnormal) / n});
     }
   }
-  const double g = std::sqrt(2.0 / fan_sum), h = std::sqrt(2.0 / static_cast<double>(rows));
+  const double he = std::sqrt(2.0 / fan_in), he_rows = std::sqrt(2.0 / fan_out);
   t.notes = {
-      fmt::format("std_closed_form: Glorot normal sqrt(2/(fan_in+fan_out)) = sqrt(2/{}) = {:.4f}; He normal "
-                  "sqrt(2/fan_in) = sqrt(2/{}) = {:.4f} with fan_in = {} (the lecture's (in, out) layout), "
-                  "{:.4f} with fan_in = {} (torch.nn.Linear's (out, in) layout); std_sample: the sample "
-                  "standard deviation of the drawn weights (seed {})",
-                  rows + cols, g, rows, h, rows, std::sqrt(2.0 / static_cast<double>(cols)), cols, seed),
-      "std_printed: the lecture notes print 0.0782 (Glorot) and 0.1104 (He) for this weight; both are "
-      "wrong for a 256x512 weight. Their ratio, 1.412, is sqrt(2), which He/Glorot = "
-      "sqrt((fan_in+fan_out)/fan_in) equals only when fan_in = fan_out; 1/0.0782^2 = 163.5 and "
-      "2/0.1104^2 = 164.1 both give fan_in = fan_out = 164, a square 164x164 layer. For 256x512 the "
-      "right values are the closed forms above (0.0510 and 0.0884), which the samples confirm",
-      "frac_zero / frac_subnormal: the weights rounded to nearest-even into each format (classes as in "
-      "underflow_scales)"};
+      fmt::format("the lecture's code draws the {} weight t with fan_in, fan_out = t.size(1), t.size(0) = {}, {}: "
+                  "Glorot uniform on (-a, a), a = sqrt(6/({}+{})) = {:.4f}, std a/sqrt(3) = sqrt(2/{}) = {:.4f}; "
+                  "He normal std sqrt(2/fan_in) = sqrt(2/{}) = {:.4f} (layout out_in: the lecture's code). Read "
+                  "as (in, out), fan_in = {} gives He {:.4f} (layout in_out); Glorot's std is the same either "
+                  "way. std_sample: the "
+                  "sample standard deviation of the drawn weights (seed {})",
+                  shape, cols, rows, cols, rows, glorot_bound, cols + rows, glorot, cols, he, rows, he_rows, seed),
+      fmt::format("std_printed: the lecture notes print 0.0782 (Glorot) and 0.1104 (He) for this weight; its "
+                  "own code gives {:.4f} and {:.4f}. The printed ratio, 1.412, is sqrt(2), which He/Glorot = "
+                  "sqrt((fan_in+fan_out)/fan_in) equals only when fan_in = fan_out; 1/0.0782^2 = 163.5 and "
+                  "2/0.1104^2 = 164.1 both give fan_in = fan_out = 164, a square 164x164 layer",
+                  glorot, he),
+      "frac_zero / frac_subnormal: the weights, drawn in double, rounded once to nearest-even into each "
+      "format (classes as in underflow_scales)"};
   return t;
 }
 

@@ -152,29 +152,69 @@ TEST(Underflow, init_std_closed_forms_and_fp8_underflow) {
   ASSERT_EQ(t.rows.size(), 3u * 2u);
   struct Expect {
     const char* init;
+    const char* layout;
     double std;  // by hand
     double printed;
+    bool uniform;
   };
-  const Expect ex[] = {{"glorot_normal", 0.05103103630798288, 0.0782},  // sqrt(2/768)
-                       {"he_normal", 0.08838834764831845, 0.1104},      // sqrt(2/256)
-                       {"he_normal_torch_layout", 0.0625, -1}};         // sqrt(2/512)
+  // The lecture's code: t is 256x512 as torch stores it, fan_in = t.size(1) = 512.
+  const Expect ex[] = {{"glorot_uniform", "out_in", 0.05103103630798288, 0.0782, true},  // sqrt(2/768)
+                       {"he_normal", "out_in", 0.0625, 0.1104, false},  // sqrt(2/512)
+                       {"he_normal", "in_out", 0.08838834764831845, -1, false}};  // sqrt(2/256)
   for (const Expect& e : ex) {
-    const Row& r = find_row(t, {{"init", e.init}, {"dtype", "float8_e4m3fn"}});
+    const Row& r = find_row(t, {{"init", e.init}, {"layout", e.layout}, {"dtype", "float8_e4m3fn"}});
     EXPECT_EQ(text(t, r, "shape"), "256x512");
     EXPECT_NEAR(num(t, r, "std_closed_form"), e.std, 1e-15) << e.init;
     if (e.printed > 0) EXPECT_EQ(num(t, r, "std_printed"), e.printed);
     else EXPECT_TRUE(std::holds_alternative<std::monostate>(r.cells[t.column("std_printed")]));
     // 131072 draws: the sample std is within 0.2% (1/sqrt(2n)) of sigma; allow 1%.
     EXPECT_NEAR(num(t, r, "std_sample"), e.std, 0.01 * e.std) << e.init;
-    // E4M3: |x| <= 2^-10 flushes, subnormal up to 2^-6 - 2^-10.
-    const double n = 256.0 * 512.0;
-    const double p0 = normal_band(0, 0x1p-10, e.std), ps = normal_band(0x1p-10, 0x1p-6 - 0x1p-10, e.std);
+    // E4M3: |x| <= 2^-10 flushes, subnormal up to 2^-6 - 2^-10. Uniform on
+    // (-a, a), a = std sqrt(3): a band of width w holds w / a of each side.
+    const double n = 256.0 * 512.0, a = e.std * std::sqrt(3.0);
+    const double p0 = e.uniform ? 0x1p-10 / a : normal_band(0, 0x1p-10, e.std);
+    const double ps = e.uniform ? (0x1p-6 - 0x1p-9) / a : normal_band(0x1p-10, 0x1p-6 - 0x1p-10, e.std);
     EXPECT_NEAR(num(t, r, "frac_zero"), p0, 5 * std::sqrt(p0 * (1 - p0) / n)) << e.init;
     EXPECT_NEAR(num(t, r, "frac_subnormal"), ps, 5 * std::sqrt(ps * (1 - ps) / n)) << e.init;
   }
-  // E2M1's smallest subnormal is 0.5: |x| <= 0.25 flushes, almost all of N(0, 0.05^2).
-  const Row& fp4 = find_row(t, {{"init", "glorot_normal"}, {"dtype", "float4_e2m1fn"}});
-  EXPECT_GT(num(t, fp4, "frac_zero"), 0.9999);
+  // E2M1's smallest subnormal is 0.5: |x| <= 0.25 flushes every draw of U(-0.088, 0.088).
+  const Row& fp4 = find_row(t, {{"init", "glorot_uniform"}, {"dtype", "float4_e2m1fn"}});
+  EXPECT_EQ(num(t, fp4, "frac_zero"), 1.0);
+}
+
+// Each format's row is true for that format, from the double sample: no
+// float32 tensor in between decides at the extremes.
+TEST(Underflow, rows_leave_float32s_range_as_the_format_does) {
+  const auto ts = run_underflow({{"sigmas", "1e-46,1e39"}, {"n", "4096"}, {"schemes", "none"}},
+                                {"float32", "bfloat16"});
+  const Table& t = table(ts, "underflow_scales");
+  auto cell = [&](const char* sigma, const char* dtype, const char* column) {
+    for (const Row& r : t.rows)
+      if (text(t, r, "distribution") == "normal" && num(t, r, "sigma") == std::stod(sigma) &&
+          text(t, r, "dtype") == dtype && text(t, r, "overflow") == "ieee")
+        return num(t, r, column);
+    ADD_FAILURE() << sigma << " " << dtype;
+    return -1.0;
+  };
+  // sigma = 1e-46: |x| < 7e-46 (7 sigma) is below half of float32's smallest
+  // subnormal 2^-149 = 1.4e-45, and of bfloat16's 2^-133: every draw flushes.
+  EXPECT_EQ(cell("1e-46", "float32", "frac_zero"), 1.0);
+  EXPECT_EQ(cell("1e-46", "bfloat16", "frac_zero"), 1.0);
+  // sigma = 1e39: |x| > 3.39e38 overflows bfloat16 (max 3.3895e38, threshold
+  // 3.3961e38): P(|Z| > 0.3396) = 0.734, as for float32 (0.733) -- not the
+  // 0.1% a float32 tensor in between gave.
+  EXPECT_NEAR(cell("1e39", "bfloat16", "frac_overflow"), 0.734, 0.03);
+  EXPECT_NEAR(cell("1e39", "float32", "frac_overflow"), 0.733, 0.03);
+}
+
+// A float64 input beyond float32's range is counted as each format sees it.
+TEST(Underflow, float64_input_beyond_float32) {
+  const std::vector<double> values{1e300, -1e300, 5e-324, 1e-300, 1.0};
+  const auto ts = run_underflow({{"schemes", "none"}}, {"bfloat16"}, values);
+  const Table& t = table(ts, "underflow_scales");
+  const Row& r = find_row(t, {{"distribution", "input"}, {"overflow", "ieee"}});
+  EXPECT_EQ(num(t, r, "frac_overflow"), 2.0 / 5);
+  EXPECT_EQ(num(t, r, "frac_zero"), 2.0 / 5);
 }
 
 TEST(Underflow, shards_partition_the_grid) {

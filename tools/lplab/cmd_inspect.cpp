@@ -23,20 +23,42 @@ struct Outcomes {
   std::uint64_t away_draws;         // how many of the 2^32 draws give `away`
 };
 
-Outcomes stochastic_outcomes(const FormatEntry& e, double x, Overflow o) {
-  Outcomes r{e.from_double(x, Round::stochastic, o, 0, nullptr),
-             e.from_double(x, Round::stochastic, o, 0xFFFFFFFFu, nullptr), 0};
+Outcomes stochastic_outcomes(const FormatEntry& e, const Decimal& x, Overflow o) {
+  Outcomes r{e.from_decimal(x, Round::stochastic, o, 0, nullptr),
+             e.from_decimal(x, Round::stochastic, o, 0xFFFFFFFFu, nullptr), 0};
   if (r.away == r.toward_zero) return r;
   std::uint64_t lo = 1, hi = 0xFFFFFFFFu;  // the first draw giving `away` is in [lo, hi]
   while (lo < hi) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    if (e.from_double(x, Round::stochastic, o, static_cast<std::uint32_t>(mid), nullptr) == r.away)
+    if (e.from_decimal(x, Round::stochastic, o, static_cast<std::uint32_t>(mid), nullptr) == r.away)
       hi = mid;
     else
       lo = mid + 1;
   }
   r.away_draws = (std::uint64_t{1} << 32) - lo;
   return r;
+}
+
+// The error v - x of a result v for the input x, known to lie between v -
+// x.away_from_zero and v - x.toward_zero (equal when x is a long double). The
+// six-digit text is shown when both ends give the same; otherwise only a
+// bound on the magnitude is known (an input of more than 64 significant bits
+// within 2^-63 of its result).
+struct Error {
+  bool known;         // both ends print alike
+  long double value;  // v - x (the toward-zero end when not known)
+  long double bound;  // |v - x| < bound when not known
+};
+
+Error error_of(double v, const Decimal& x) {
+  const long double a = static_cast<long double>(v) - x.toward_zero;
+  const long double b = static_cast<long double>(v) - x.away_from_zero;
+  if (fmt::format("{:.6g}", a) == fmt::format("{:.6g}", b)) return {true, a, 0};
+  return {false, a, std::fmax(std::fabs(a), std::fabs(b))};
+}
+
+std::string error_text(const Error& err) {
+  return err.known ? fmt::format("{:.6g}", err.value) : fmt::format("|e|<{:.3g}", err.bound);
 }
 
 struct Row {
@@ -52,7 +74,8 @@ struct Row {
 void run_inspect(const std::string& value, const std::vector<const FormatEntry*>& fs,
                  const std::string& round, const std::string& overflow,
                  std::optional<std::uint64_t> seed, Output out) {
-  const double x = parse_number(value);
+  const Decimal x = parse_value(value);
+  const bool x_finite = x.kind == detail::Kind::finite || x.kind == detail::Kind::zero;
   const Round r = parse_round(round);
   const Overflow o = parse_overflow(overflow);
   const bool stochastic = r == Round::stochastic;
@@ -64,13 +87,20 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   std::vector<Row> rows;
   for (const FormatEntry* e : fs) {
     Flags f;
-    const std::uint64_t code = e->from_double(x, r, o, random, &f);
+    const std::uint64_t code = e->from_decimal(x, r, o, random, &f);
     Row row{e, code, e->to_double(code), f, std::nullopt};
     if (stochastic) row.outcomes = stochastic_outcomes(*e, x, o);
     rows.push_back(row);
   }
-  auto abs_err = [&](double v) { return v - x; };
-  auto rel_err = [&](double v) { return x == 0 ? (v == 0 ? 0.0 : INFINITY) : (v - x) / std::fabs(x); };
+  // Relative errors divide by |x|, known to 2^-63: as exact as six digits show.
+  auto rel_err = [&](const Error& err) -> Error {
+    const long double mag = std::fabs(x.toward_zero) > 0 ? std::fabs(x.toward_zero) : std::fabs(x.away_from_zero);
+    return {err.known, err.value / mag, err.bound / mag};
+  };
+  auto rel_text = [&](double v, const Error& err) {
+    if (x.kind == detail::Kind::zero) return std::string(v == 0 ? "0" : "inf");
+    return error_text(rel_err(err));
+  };
   auto hex = [](const FormatEntry* e, std::uint64_t c) { return fmt::format("0x{:0{}x}", c, (e->info.bits + 3) / 4); };
   auto bits = [](const Row& w) {
     return bit_groups(w.code, w.e->info.is_signed, w.e->info.exponent_bits, w.e->info.mantissa_bits);
@@ -83,7 +113,8 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   if (out == Output::json) {
     nlohmann::ordered_json j;
     j["input"] = value;
-    j["value"] = x;
+    j["value"] = std::isfinite(x.nearest) ? nlohmann::ordered_json(x.nearest) : nlohmann::ordered_json(value);
+    j["value_is_exact"] = x.toward_zero == x.away_from_zero && static_cast<long double>(x.nearest) == x.toward_zero;
     j["round"] = round;
     j["overflow"] = overflow;
     if (seed) {
@@ -95,15 +126,24 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
       const double v = e->to_double(c);
       return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(c));
     };
+    // An error as a JSON number when it is known and a double, else its text.
+    auto error_json = [](const Error& err) {
+      const double d = static_cast<double>(err.value);
+      if (err.known && std::isfinite(d) && (d != 0 || err.value == 0)) return nlohmann::ordered_json(d);
+      return nlohmann::ordered_json(error_text(err));
+    };
     for (const Row& w : rows) {
-      const bool finite = std::isfinite(w.v) && std::isfinite(x);  // else no error to show
+      const bool finite = std::isfinite(w.v) && x_finite;  // else no error to show
       nlohmann::ordered_json res = {{"format", w.e->name}};
       if (one_result) {
         res["code"] = hex(w.e, w.code);
         res["bits"] = bits(w);
         res["value"] = number(w.e, w.code);
-        res["abs_error"] = finite ? nlohmann::ordered_json(abs_err(w.v)) : nullptr;
-        res["rel_error"] = finite ? nlohmann::ordered_json(rel_err(w.v)) : nullptr;
+        const Error err = error_of(w.v, x);
+        res["abs_error"] = finite ? error_json(err) : nullptr;
+        res["rel_error"] = !finite ? nullptr
+                           : x.kind == detail::Kind::zero ? nlohmann::ordered_json(w.v == 0 ? 0.0 : INFINITY)
+                                                          : error_json(rel_err(err));
         res["flags"] = flags_text(w.flags);
       }
       if (w.outcomes) {
@@ -133,10 +173,11 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   for (const Row& w : rows) {
     std::vector<std::string> line = {std::string(w.e->name)};
     if (one_result) {
-      const bool finite = std::isfinite(w.v) && std::isfinite(x);  // else no error to show
+      const bool finite = std::isfinite(w.v) && x_finite;  // else no error to show
+      const Error err = error_of(w.v, x);
       line.insert(line.end(), {bits(w), hex(w.e, w.code), w.e->to_text(w.code),
-                               finite ? fmt::format("{:.6g}", abs_err(w.v)) : "-",
-                               finite ? fmt::format("{:.6g}", rel_err(w.v)) : "-", flags_text(w.flags)});
+                               finite ? error_text(err) : "-", finite ? rel_text(w.v, err) : "-",
+                               flags_text(w.flags)});
     }
     if (w.outcomes) {
       const Outcomes& c = *w.outcomes;
@@ -153,11 +194,16 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     for (const auto& t : table) fmt::print("{}\n", fmt::join(t, ","));
     return;
   }
+  // The input as a double when it is one; otherwise the text, which each
+  // format rounds once.
+  const bool is_double = x.toward_zero == x.away_from_zero && static_cast<long double>(x.nearest) == x.toward_zero;
+  const std::string shown = is_double || std::isnan(x.nearest) ? fmt::format("{} = {}", value, shortest(x.nearest)) : value;
+  const std::string note = is_double || std::isnan(x.nearest) ? "" : "; no double holds it: each format rounds the decimal once";
   if (seed)
-    fmt::print("input {} = {} (round stochastic, seed {}: random bits 0x{:08x}; overflow {})\n\n",
-               value, shortest(x), *seed, random, overflow);
+    fmt::print("input {} (round stochastic, seed {}: random bits 0x{:08x}; overflow {}{})\n\n", shown, *seed,
+               random, overflow, note);
   else
-    fmt::print("input {} = {} (round {}, overflow {})\n\n", value, shortest(x), round, overflow);
+    fmt::print("input {} (round {}, overflow {}{})\n\n", shown, round, overflow, note);
   fmt::print("{}", render_table(table));
   if (stochastic)
     fmt::print("\np: the exact share of the 2^32 random draws that give each neighbour (it is x's\n"

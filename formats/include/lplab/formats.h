@@ -8,6 +8,7 @@
 //   lplab::convert<T>(x, Round, Overflow[, Flags*, random_bits])
 //   lplab::add/sub/mul/div/sqrt/fma(..., Round, Overflow, Flags*), operators
 //   lplab::finfo<T>, std::numeric_limits<T>
+//   lplab::parse_decimal(text), lplab::convert<T>(decimal, ...): text rounded once
 //
 // Optional companions: lplab/formats/fmt.h ({fmt}), lplab/formats/eigen.h
 // (Eigen), lplab/formats/cuda.h (CUDA's __half, __nv_fp8_e4m3, ...).
@@ -23,5 +24,6 @@
 #include "lplab/formats/policy.h"
 #include "lplab/formats/value.h"
 #if !defined(__CUDA_ARCH__)
+#include "lplab/formats/decimal.h"
 #include "lplab/formats/io.h"
 #endif

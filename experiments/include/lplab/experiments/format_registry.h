@@ -35,6 +35,8 @@ struct FormatEntry {
   // Round x into the format; returns the code. `random` is the 32 random bits
   // of Round::stochastic (ignored by the other roundings).
   std::uint64_t (*from_double)(double x, Round r, Overflow o, std::uint32_t random, Flags* flags);
+  // Round a number read from text into the format, once (formats/decimal.h).
+  std::uint64_t (*from_decimal)(const Decimal& x, Round r, Overflow o, std::uint32_t random, Flags* flags);
   // The exact value of a code (NaN for NaN codes).
   double (*to_double)(std::uint64_t code);
   // Shortest decimal that reads back to the code.

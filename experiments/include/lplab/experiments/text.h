@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "lplab/formats/decimal.h"
 #include "lplab/formats/policy.h"
 
 namespace lplab::experiments {
@@ -16,8 +17,14 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses a whole string as a double: decimal, hex float (0x1p-3), inf, nan.
-// Throws UsageError for anything else.
+// Every number a user writes (inspect's value, parameters, specs) is read by
+// parse_value: the whole string as a decimal, hex float (0x1p-3), inf or nan,
+// kept exactly enough to be rounded once into any format (formats/decimal.h).
+// Numbers beyond double's range are numbers too. Throws UsageError for
+// anything else.
+Decimal parse_value(std::string_view text);
+// The double nearest the number parse_value reads (inf or 0 beyond double's
+// range): for quantities that are doubles (a sigma, a tolerance).
 double parse_number(std::string_view text);
 
 // Python's repr of a float: shortest round trip, with ".0" on integers.
