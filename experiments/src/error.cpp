@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lplab/experiments/experiment.h"
 #include "lplab/kernels/convert.h"
@@ -37,14 +38,16 @@ double ulp_at(const FinfoRecord& info, double x) {
 }
 
 // Error statistics of y against x, over the finite nonzero x; a non-finite y
-// is an infinite error.
+// is an infinite error. NaN and infinite x are counted apart: they have no
+// error to measure.
 struct ErrorStats {
-  std::uint64_t n = 0;
+  std::uint64_t n = 0, nonfinite = 0;
   double rel_sum = 0, rel_max = 0, ulp_sum = 0, ulp_max = 0;
   double signal = 0, noise = 0;  // sum x^2, sum (y - x)^2
   std::vector<std::uint64_t> hist;
 
   void add(double x, double y, double ulp) {
+    if (!std::isfinite(x)) ++nonfinite;
     if (!std::isfinite(x) || x == 0) return;
     const double d = std::isfinite(y) ? std::fabs(y - x) : inf;
     const double rel = d / std::fabs(x);
@@ -83,21 +86,17 @@ Setup setup(const Context& ctx) {
 // ---------------------------------------------------------------------------
 // error_conversion and error_ulp_histogram.
 
-ErrorStats conversion_stats(const FormatEntry& f, std::span<const double> xd, std::span<const float> xf,
-                            Round r, const Setup& s, unsigned threads) {
+ErrorStats conversion_stats(const FormatEntry& f, std::span<const double> xd, Round r, const Setup& s,
+                            unsigned threads) {
   return visit_format(f, [&]<class T>(std::type_identity<T>) {
     const kernels::ConvertOptions options{
         .round = r, .overflow = s.overflow, .seed = s.seed, .threads = threads};
     std::vector<T> out(xd.size());
     ErrorStats st;
     st.hist.assign(s.bins + 1, 0);
-    // The float32 row converts the double sample; the others the fp32 tensor.
-    if constexpr (std::is_same_v<T, float32>) kernels::convert(xd, std::span<T>(out), options);
-    else kernels::convert(xf, std::span<T>(out), options);
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const double x = std::is_same_v<T, float32> ? xd[i] : static_cast<double>(xf[i]);
-      st.add(x, static_cast<double>(out[i]), ulp_at(f.info, x));
-    }
+    // Every format rounds the double sample once (no float32 tensor between).
+    kernels::convert(xd, std::span<T>(out), options);
+    for (std::size_t i = 0; i < out.size(); ++i) st.add(xd[i], static_cast<double>(out[i]), ulp_at(f.info, xd[i]));
     return st;
   });
 }
@@ -117,7 +116,8 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
   const auto emit = [&](std::uint64_t p, const std::string& dtype, const char* round,
                         const ErrorStats& st, bool has_ulp) {
     const double n = static_cast<double>(st.n);
-    conv.add(p, {dtype, round, static_cast<std::int64_t>(st.n), st.rel_sum / n, st.rel_max,
+    conv.add(p, {dtype, round, static_cast<std::int64_t>(st.n), static_cast<std::int64_t>(st.nonfinite),
+                 st.rel_sum / n, st.rel_max,
                  has_ulp ? Cell{st.ulp_sum / n} : Cell{}, has_ulp ? Cell{st.ulp_max} : Cell{},
                  st.sqnr_db()});
     if (!has_ulp) return;
@@ -133,7 +133,7 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
       const std::uint64_t p = point++;
       ctx.progress.step();
       if (!ctx.shard.owns(p)) continue;
-      emit(p, std::string(f->name), round_name(r), conversion_stats(*f, xd, xf, r, s, ctx.threads), true);
+      emit(p, std::string(f->name), round_name(r), conversion_stats(*f, xd, r, s, ctx.threads), true);
     }
   }
   for (const std::string& sc : schemes) {
@@ -143,14 +143,18 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
     const scaled::RoundTrip rt = scaled::round_trip(sc, xf);
     ErrorStats st;
     st.hist.assign(s.bins + 1, 0);
-    for (std::size_t i = 0; i < xf.size(); ++i) st.add(xf[i], rt.y[i], 0);
+    // Against the double sample: what the fp32 tensor already lost counts.
+    for (std::size_t i = 0; i < xf.size(); ++i) st.add(xd[i], rt.y[i], 0);
     emit(p, sc, "nearest_even", st, false);
   }
   const std::string source =
       ctx.input.empty() ? fmt::format("{} draws of N(0, {}^2), seed {}", s.n, s.sigma, s.seed)
                         : fmt::format("the {} values of {}", ctx.input.size(), ctx.input_name);
   conv.notes = {
-      "values: " + source + ", stored as an fp32 tensor (the float32 rows convert the doubles)",
+      "values: " + source + ", each rounded once into each format; the scheme rows quantize them as an "
+      "fp32 tensor (as a framework holds them) and are measured against the values themselves",
+      "n: the finite nonzero values measured; n_nonfinite: NaN and infinite values, which have no error "
+      "and are left out; zeros are left out of the relative errors (every format but E8M0 holds 0)",
       "rel_err = |y - x| / |x| over the finite nonzero x; ulp = |y - x| / ulp(x), ulp(x) the format's "
       "spacing in the binade of x (subnormal spacing below the normal range): nearest roundings give "
       "at most 0.5, directed ones less than 1, stochastic less than 1",
@@ -252,11 +256,8 @@ void stagnation_table(const Context& ctx, const Setup& s, Table& t) {
   t.notes = {
       fmt::format("a running sum of {} copies of {} (rounded into the format), rounded into the format "
                   "after every add: nearest-even, and stochastic (seed {})", terms, addend, s.seed),
-      "nearest stops growing once the addend is below half an ulp of the sum: in bfloat16 the sum of "
-      "1e-4s sticks at 2^-5 = 0.03125 (ulp 2^-12, half of it 1.22e-4 > 1.0014e-4), a thirtieth of the "
-      "true 1.0014; stochastic rounding adds the addend in expectation and stays near the true sum "
-      "(its spread, sqrt(sum p(1-p) ulp^2) over the adds, is about 0.05 for bfloat16); in the FP8 and "
-      "narrower formats 1e-4 itself rounds to 0, so every column is 0"};
+      "nearest stops growing once the addend is below half an ulp of the sum; stochastic rounding adds "
+      "the addend in expectation and stays near the true sum"};
 }
 
 // ---------------------------------------------------------------------------
@@ -402,6 +403,24 @@ void square_sqrt_table(const Context& ctx, std::span<const float> xf, Table& t) 
 
 std::vector<Table> run(const Context& ctx) {
   if (ctx.dtypes.empty()) throw UsageError("error: no dtypes given");
+  for (const FormatEntry* f : ctx.dtypes)
+    if (!f->info.is_signed)
+      throw UsageError(fmt::format(
+          "error: {} has no negative values and no zero (an MX scale format): every signed value it is asked "
+          "to hold is NaN, an infinite error; its effect on data shows in the scheme rows (--param schemes)",
+          f->name));
+  if (!ctx.input.empty()) {
+    std::size_t nan = 0, infinite = 0, zero = 0;
+    for (double x : ctx.input) {
+      nan += std::isnan(x);
+      infinite += std::isinf(x);
+      zero += x == 0;
+    }
+    if (nan + infinite + zero == ctx.input.size())
+      throw UsageError(fmt::format("error: {} holds no finite nonzero value ({} NaN, {} infinite, {} zero): "
+                                   "there is no error to measure",
+                                   ctx.input_name, nan, infinite, zero));
+  }
   // bias_value needs a format value above it in every dtype (checked before any work).
   for (const FormatEntry* f : ctx.dtypes) {
     const double anchor = ctx.params.real("bias_value");
@@ -410,7 +429,7 @@ std::vector<Table> run(const Context& ctx) {
   }
   const Setup s = setup(ctx);
   Table conv{"error_conversion", "Conversion error per format and rounding mode",
-             {{"dtype", ""}, {"round", ""}, {"n", ""}, {"rel_err_mean", ""}, {"rel_err_max", ""},
+             {{"dtype", ""}, {"round", ""}, {"n", ""}, {"n_nonfinite", ""}, {"rel_err_mean", ""}, {"rel_err_max", ""},
               {"ulp_mean", "ulp"}, {"ulp_max", "ulp"}, {"sqnr_db", "dB"}}, {}, {}};
   Table hist{"error_ulp_histogram", "Histogram of conversion errors in ULPs",
              {{"dtype", ""}, {"round", ""}, {"ulp_lo", "ulp"}, {"ulp_hi", "ulp"}, {"count", ""}, {"fraction", ""}},
@@ -442,6 +461,45 @@ std::vector<Table> run(const Context& ctx) {
   ops_table(ctx, xf, ops);
   square_sqrt_table(ctx, xf, sq);
   return {conv, hist, bias, stag, ops, sq};
+}
+
+// Notes that state numbers read them from the table they annotate
+// (Experiment::summarize: after an unsharded run or a merge, when every row
+// is there): where each running sum ended.
+void summarize(std::vector<Table>& tables) {
+  for (Table& t : tables) {
+    if (t.id != "error_stagnation" || t.rows.empty()) continue;
+    const std::size_t c_dtype = t.column("dtype"), c_step = t.column("step"), c_exact = t.column("exact"),
+                      c_nearest = t.column("nearest"), c_stochastic = t.column("stochastic");
+    std::vector<std::string> order;
+    std::vector<const Row*> last;
+    for (const Row& r : t.rows) {
+      const std::string& d = std::get<std::string>(r.cells[c_dtype]);
+      const auto it = std::find(order.begin(), order.end(), d);
+      if (it == order.end()) {
+        order.push_back(d);
+        last.push_back(&r);
+      } else {
+        const Row*& l = last[static_cast<std::size_t>(it - order.begin())];
+        if (std::get<std::int64_t>(r.cells[c_step]) > std::get<std::int64_t>(l->cells[c_step])) l = &r;
+      }
+    }
+    std::vector<std::string> parts;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const Row& r = *last[k];
+      const double exact = std::get<double>(r.cells[c_exact]), nearest = std::get<double>(r.cells[c_nearest]),
+                   stochastic = std::get<double>(r.cells[c_stochastic]);
+      if (exact == 0) {
+        parts.push_back(fmt::format("{}: the addend itself rounds to 0, so every column is 0", order[k]));
+        continue;
+      }
+      parts.push_back(fmt::format("{}: nearest ends at {} ({:.3g}% of the true {}), stochastic at {} ({:.3g}%)",
+                                  order[k], shortest(nearest), 100 * nearest / exact, shortest(exact),
+                                  shortest(stochastic), 100 * stochastic / exact));
+    }
+    t.notes.push_back(fmt::format("This run, after {} adds: {}", std::get<std::int64_t>(last[0]->cells[c_step]),
+                                  fmt::join(parts, "; ")));
+  }
 }
 
 }  // namespace
@@ -479,7 +537,8 @@ Experiment error_experiment() {
       true,
       {{"n", "65536"}, {"draws", "100000"}},
       run,
-      {{"n", "1024"}, {"draws", "2000"}, {"terms", "2000"}}};
+      {{"n", "1024"}, {"draws", "2000"}, {"terms", "2000"}},
+      summarize};
 }
 
 }  // namespace lplab::experiments

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -171,16 +172,63 @@ nlohmann::ordered_json merge_records(const std::vector<nlohmann::ordered_json>& 
     if (seen[s] < 0) throw UsageError(fmt::format("merge: shard {}/{} is missing", s, count));
 
   // Tables in the order the first shard lists them; rows of every shard,
-  // stably sorted by grid point: the order of the unsharded run.
+  // stably sorted by grid point: the order of the unsharded run. Each row is
+  // checked against the run's schema as the first shard gives it -- the same
+  // columns (names and units), every column holding one kind of cell
+  // (numbers or text, or empty), and a grid point that its shard owns and
+  // no other row of the table holds -- so a damaged or foreign file is
+  // refused with the place named, never merged.
   std::vector<Table> merged = parts[0];
   for (Table& t : merged) t.rows.clear();
+  enum class Kind { empty, number, text };
+  auto kind_of = [](const Cell& c) {
+    if (std::holds_alternative<std::monostate>(c)) return Kind::empty;
+    return std::holds_alternative<std::string>(c) ? Kind::text : Kind::number;
+  };
+  auto column_text = [](const std::vector<Column>& cs) {
+    std::string s;
+    for (const Column& c : cs) s += (s.empty() ? "" : ", ") + c.name + (c.unit.empty() ? "" : " [" + c.unit + "]");
+    return s;
+  };
+  std::vector<std::vector<Kind>> kinds(merged.size());
+  std::vector<std::map<std::uint64_t, std::size_t>> owners(merged.size());  // grid point -> file
+  for (std::size_t k = 0; k < merged.size(); ++k) kinds[k].assign(merged[k].columns.size(), Kind::empty);
   for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::uint64_t index = field(i, "shard").at("index").get<std::uint64_t>();
     for (const Table& t : parts[i]) {
       auto it = std::find_if(merged.begin(), merged.end(), [&](const Table& m) { return m.id == t.id; });
       if (it == merged.end())
         throw UsageError(fmt::format("{}: table {} is not in {}", names[i], t.id, names[0]));
-      if (it->columns.size() != t.columns.size())
-        throw UsageError(fmt::format("{}: table {} has other columns than in {}", names[i], t.id, names[0]));
+      const auto k = static_cast<std::size_t>(it - merged.begin());
+      const bool same_columns =
+          it->columns.size() == t.columns.size() &&
+          std::equal(t.columns.begin(), t.columns.end(), it->columns.begin(),
+                     [](const Column& a, const Column& b) { return a.name == b.name && a.unit == b.unit; });
+      if (!same_columns)
+        throw UsageError(fmt::format("{}: table {} has the columns ({}) where {} has ({})", names[i], t.id,
+                                     column_text(t.columns), names[0], column_text(it->columns)));
+      for (const Row& r : t.rows) {
+        if (r.grid % count != index)
+          throw UsageError(fmt::format("{}: table {}: a row at grid point {}, which shard {}/{} does not own",
+                                       names[i], t.id, r.grid, index, count));
+        const auto [at, fresh] = owners[k].emplace(r.grid, i);
+        if (!fresh)
+          throw UsageError(fmt::format("{}: table {}: grid point {} appears twice (also in {})", names[i], t.id,
+                                       r.grid, names[at->second]));
+        if (r.cells.size() != t.columns.size())
+          throw UsageError(fmt::format("{}: table {}: the row at grid point {} has {} cells for {} columns",
+                                       names[i], t.id, r.grid, r.cells.size(), t.columns.size()));
+        for (std::size_t c = 0; c < r.cells.size(); ++c) {
+          const Kind kd = kind_of(r.cells[c]);
+          if (kd == Kind::empty) continue;
+          if (kinds[k][c] == Kind::empty) kinds[k][c] = kd;
+          if (kd != kinds[k][c])
+            throw UsageError(fmt::format("{}: table {}, grid point {}: column {} holds {} where other rows hold {}",
+                                         names[i], t.id, r.grid, t.columns[c].name,
+                                         kd == Kind::text ? "text" : "a number",
+                                         kd == Kind::text ? "numbers" : "text"));
+        }
+      }
       it->rows.insert(it->rows.end(), t.rows.begin(), t.rows.end());
     }
   }

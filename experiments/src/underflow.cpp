@@ -2,6 +2,7 @@
 // or loses to overflow, across scales from 1e-12 to 1e6 -- the lecture's
 // "1e-8 in fp16 is 0" generalised to whole distributions, to weight
 // initialisations, and to per-tensor and MX block scaling.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -34,9 +35,13 @@ namespace {
 // applied back, which is where precision is lost.
 struct Counts {
   std::uint64_t zero = 0, subnormal = 0, overflow = 0, nan = 0;
+  std::uint64_t nonfinite = 0;  // NaN and infinite inputs: counted apart, in no class
 
   void add(double x, double y, double elem, double elem_max, double elem_smallest_normal) {
-    if (!std::isfinite(x)) return;
+    if (!std::isfinite(x)) {
+      ++nonfinite;
+      return;
+    }
     if (std::isnan(y)) {
       ++nan;
     } else if (x != 0 && elem == 0) {
@@ -112,14 +117,16 @@ std::vector<Target> targets(const Context& ctx) {
 std::vector<Cell> fraction_cells(const Counts& c, std::size_t n) {
   const double d = static_cast<double>(n);
   return {static_cast<double>(c.zero) / d, static_cast<double>(c.subnormal) / d,
-          static_cast<double>(c.overflow) / d, static_cast<double>(c.nan) / d};
+          static_cast<double>(c.overflow) / d, static_cast<double>(c.nan) / d,
+          static_cast<double>(c.nonfinite) / d};
 }
 
 Table scales_table(const Context& ctx) {
   Table t{"underflow_scales",
           "Fraction of values flushed to zero, subnormal, overflowed or NaN, per scale and format",
           {{"distribution", ""}, {"sigma", ""}, {"dtype", ""}, {"scaling", ""}, {"overflow", ""},
-           {"frac_zero", ""}, {"frac_subnormal", ""}, {"frac_overflow", ""}, {"frac_nan", ""}},
+           {"frac_zero", ""}, {"frac_subnormal", ""}, {"frac_overflow", ""}, {"frac_nan", ""},
+           {"frac_nonfinite_input", ""}},
           {},
           {}};
   const std::vector<Target> tg = targets(ctx);
@@ -174,7 +181,9 @@ Table scales_table(const Context& ctx) {
       "frac_zero: nonzero x stored as 0; frac_subnormal: stored as a nonzero subnormal of the element "
       "format; frac_overflow: |x| beyond the largest element and the result is inf or clamped to the "
       "largest magnitude (under saturate, and under ieee for values between max and the overflow "
-      "threshold); frac_nan: the result is NaN (float8_e4m3fn has no inf, so its ieee overflow is NaN)",
+      "threshold); frac_nan: the result of a finite value is NaN (float8_e4m3fn has no inf, so its ieee "
+      "overflow is NaN); frac_nonfinite_input: NaN and infinite values of the input, which have nothing "
+      "to lose and are in no other class",
       "conversion rounds to nearest-even; scaling=tensor (Transformer Engine current scaling, "
       "scale = max_elem/amax) and scaling=mx (OCP MX v1.0 section 6.3, E8M0 block scales of 32; nvfp4: "
       "E4M3 scales of 16 plus an fp32 tensor scale) always saturate, so they appear once, as saturate",
@@ -301,6 +310,9 @@ Table init_table(const Context& ctx) {
 
 std::vector<Table> run(const Context& ctx) {
   if (ctx.dtypes.empty()) throw UsageError("underflow: no dtypes given");
+  if (!ctx.input.empty() && std::none_of(ctx.input.begin(), ctx.input.end(), [](double x) { return std::isfinite(x); }))
+    throw UsageError(fmt::format("underflow: {} holds no finite value: there is nothing to flush, keep or overflow",
+                                 ctx.input_name));
   const std::int64_t n = ctx.params.integer("n");
   const double rows = static_cast<double>(ctx.params.integer("init_rows")),
                cols = static_cast<double>(ctx.params.integer("init_cols"));

@@ -22,7 +22,9 @@ std::vector<Table> run_error(const std::map<std::string, std::string>& given,
   std::vector<const FormatEntry*> f;
   for (const std::string& d : dtypes) f.push_back(find_format(d));
   Context ctx{p, f, input, input.empty() ? "" : "values.npy", {}, prog, 1};
-  return e->run(ctx);
+  std::vector<Table> ts = e->run(ctx);
+  if (e->summarize) e->summarize(ts);  // as an unsharded run does
+  return ts;
 }
 
 const Table& table(const std::vector<Table>& ts, std::string_view id) {
@@ -57,19 +59,61 @@ TEST(Error, conversion_of_1_1_to_bfloat16_by_hand) {
                             {"bfloat16"}, input);
   const Table& t = table(ts, "error_conversion");
   ASSERT_EQ(t.rows.size(), 3u);
-  // The fp32 tensor holds 1.1f = 1.10000002384185791015625; bf16 neighbours
-  // are 140/128 = 1.09375 and 141/128 = 1.1015625, 2^-7 apart.
-  const double x = 1.10000002384185791015625;
+  // The double 1.1 = 1.100000000000000088817841970012523..., rounded once
+  // (no float32 between); its bf16 neighbours are 140/128 = 1.09375 and
+  // 141/128 = 1.1015625, 2^-7 apart.
+  const double x = 1.1;
   const double up = 141.0 / 128, down = 140.0 / 128;
   const Row& ne = find_row(t, {{"round", "nearest_even"}});
   EXPECT_EQ(num(t, ne, "n"), 1);
   EXPECT_DOUBLE_EQ(num(t, ne, "rel_err_mean"), (up - x) / x);
-  EXPECT_DOUBLE_EQ(num(t, ne, "ulp_max"), (up - x) * 128);  // 0.19999695
+  EXPECT_DOUBLE_EQ(num(t, ne, "ulp_max"), (up - x) * 128);  // 0.19999999999998863
   EXPECT_DOUBLE_EQ(num(t, ne, "sqnr_db"), 20 * std::log10(x / (up - x)));
   const Row& tz = find_row(t, {{"round", "toward_zero"}});
-  EXPECT_DOUBLE_EQ(num(t, tz, "ulp_mean"), (x - down) * 128);  // 0.80000305
+  EXPECT_DOUBLE_EQ(num(t, tz, "ulp_mean"), (x - down) * 128);  // 0.80000000000001137
   const Row& u = find_row(t, {{"round", "upward"}});
   EXPECT_DOUBLE_EQ(num(t, u, "rel_err_max"), (up - x) / x);
+}
+
+// What a metric cannot mean is refused or counted apart, never a row of inf.
+TEST(Error, nonfinite_inputs_and_unsigned_formats) {
+  const std::map<std::string, std::string> p{{"schemes", "none"}, {"n", "16"}, {"draws", "10"}, {"terms", "10"}};
+  const std::vector<double> nans{NAN, NAN, INFINITY, 0.0};
+  try {
+    run_error(p, {"bfloat16"}, nans);
+    ADD_FAILURE() << "an input without a finite nonzero value was measured";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("no finite nonzero value (2 NaN, 1 infinite, 1 zero)"), std::string::npos)
+        << e.what();
+  }
+  try {
+    run_error(p, {"float8_e8m0fnu"});
+    ADD_FAILURE() << "e8m0 was measured";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("float8_e8m0fnu has no negative values"), std::string::npos) << e.what();
+  }
+  const std::vector<double> mixed{NAN, 1.1, -INFINITY, 2.0};
+  const auto ts = run_error({{"rounds", "nearest_even"}, {"schemes", "none"}, {"n", "16"}, {"draws", "10"},
+                             {"terms", "10"}},
+                            {"bfloat16"}, mixed);
+  const Table& t = table(ts, "error_conversion");
+  EXPECT_EQ(num(t, t.rows.at(0), "n"), 2);
+  EXPECT_EQ(num(t, t.rows.at(0), "n_nonfinite"), 2);
+  EXPECT_TRUE(std::isfinite(num(t, t.rows.at(0), "sqnr_db")));
+}
+
+// The stagnation note states what this run's table shows: with 1000 adds
+// of 1e-3 bfloat16 stops at 0.5 (ulp 2^-8 there: half of it, 1.95e-3, is
+// above the stored 1.00040435791015625e-3), not at the default run's 0.03125.
+TEST(Error, stagnation_note_reads_the_table) {
+  const auto ts = run_error({{"schemes", "none"}, {"n", "16"}, {"draws", "10"}, {"terms", "1000"},
+                             {"addend", "1e-3"}},
+                            {"bfloat16"});
+  const Table& t = table(ts, "error_stagnation");
+  std::string notes;
+  for (const std::string& n : t.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("This run, after 1000 adds: bfloat16: nearest ends at 0.5 "), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("0.03125"), std::string::npos) << notes;
 }
 
 TEST(Error, ulp_bounds_per_rounding_mode_and_histogram_totals) {

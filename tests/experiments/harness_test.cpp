@@ -162,6 +162,24 @@ TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
   other["params"]["n"] = "2";
   EXPECT_THROW(lx::merge_records({record(0, 2, {0}), other}, {"a", "b"}), lx::UsageError);
   EXPECT_THROW(lx::merge_records({nlohmann::ordered_json::parse("[1]")}, {"a"}), lx::UsageError);
+
+  // Rows are checked against the run's schema; each would have merged before.
+  auto refused = [&](const nlohmann::ordered_json& shard1, const std::string& expect) {
+    try {
+      lx::merge_records({record(0, 2, {0, 2}), shard1}, {"a", "b"});
+      ADD_FAILURE() << "merged: " << expect;
+    } catch (const lx::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  };
+  refused(record(1, 2, {1, 999999998}), "b: table t: a row at grid point 999999998, which shard 1/2 does not own");
+  refused(record(1, 2, {1, 1}), "b: table t: grid point 1 appears twice (also in b)");
+  auto text_cell = record(1, 2, {1, 3});
+  text_cell["tables"][0]["rows"][1][0] = "three";
+  refused(text_cell, "b: table t, grid point 3: column g holds text where other rows hold numbers");
+  auto renamed = record(1, 2, {1});
+  renamed["tables"][0]["columns"][0]["name"] = "h";
+  refused(renamed, "b: table t has the columns (h) where a has (g)");
 }
 
 // ---------------------------------------------------------------------------

@@ -217,6 +217,17 @@ TEST(Underflow, float64_input_beyond_float32) {
   EXPECT_EQ(num(t, r, "frac_zero"), 2.0 / 5);
 }
 
+TEST(Underflow, nonfinite_inputs_are_counted_as_such) {
+  const std::vector<double> values{NAN, INFINITY, 1e-8, 1.0};
+  const auto ts = run_underflow({{"schemes", "none"}}, {"float16"}, values);
+  const Table& t = table(ts, "underflow_scales");
+  const Row& r = find_row(t, {{"distribution", "input"}, {"overflow", "ieee"}});
+  EXPECT_EQ(num(t, r, "frac_nonfinite_input"), 2.0 / 4);
+  EXPECT_EQ(num(t, r, "frac_zero"), 1.0 / 4);
+  const std::vector<double> all_nan{NAN, NAN};
+  EXPECT_THROW(run_underflow({{"schemes", "none"}}, {"float16"}, all_nan), UsageError);
+}
+
 TEST(Underflow, shards_partition_the_grid) {
   const std::map<std::string, std::string> given{{"sigmas", "1e-3,1"}, {"n", "256"}, {"schemes", "mxfp4"}};
   const std::vector<std::string> dtypes{"float16", "float8_e5m2"};
