@@ -24,7 +24,9 @@ const char* peak_kind_name(PeakKind k);
 bool has_avx512_bf16();
 
 // FLOP/s of `kind` on `threads` threads (0: every core), each running the
-// loop for about `seconds`; the best of `repetitions` runs. Throws
+// loop for about `seconds` (at least 20 ms) after all have started; the best
+// of `repetitions` runs (at least 3) and of every earlier call in this
+// process with the same kind and threads. Throws
 // std::invalid_argument for bf16_dot without AVX512-BF16.
 double peak_flops(PeakKind kind, unsigned threads, double seconds = 0.1, int repetitions = 3);
 
@@ -32,7 +34,8 @@ double peak_flops(PeakKind kind, unsigned threads, double seconds = 0.1, int rep
 // 24 bytes) over arrays of `bytes_per_array` bytes each on `threads` threads,
 // each thread first-touching its own part; the best of `repetitions` runs,
 // after a warm-up, with ordinary and with non-temporal stores (the better of
-// the two). Bytes per second as STREAM counts them (no write-allocate
+// the two), and of every earlier call in this process with the same size and
+// threads. Bytes per second as STREAM counts them (no write-allocate
 // traffic).
 struct Bandwidth {
   double copy = 0, triad = 0;

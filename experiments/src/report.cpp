@@ -21,7 +21,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kMarker = ".lplab-report";  // marks a directory this command wrote
-constexpr std::size_t kShownRows = 40;             // rows per table in the page (CSV has all)
+// A table of more rows than this is shown as sections, one per value of its
+// first column, each a collapsible <details> block (the first one open):
+// every row is in the page, none hidden behind a cut.
+constexpr std::size_t kOpenRows = 40;
 
 struct Section {
   const Experiment* experiment;
@@ -55,42 +58,87 @@ std::string md_escape(const std::string& s) {
 
 std::string header_cell(const Column& c) { return c.unit.empty() ? c.name : fmt::format("{} [{}]", c.name, c.unit); }
 
+// The rows of a table in sections: one section of every row when it is
+// short, else one per value of the first column, in order of appearance.
+struct RowGroup {
+  std::string label;  // empty: the whole table, shown open
+  std::vector<std::size_t> rows;
+};
+
+std::vector<RowGroup> row_groups(const Table& t) {
+  std::vector<RowGroup> g;
+  if (t.rows.size() <= kOpenRows || t.columns.empty()) {
+    g.push_back({"", {}});
+    for (std::size_t i = 0; i < t.rows.size(); ++i) g[0].rows.push_back(i);
+    return g;
+  }
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const std::string key = fmt::format("{} = {}", t.columns[0].name, cell_text(t.rows[i].cells[0], 6));
+    auto it = std::find_if(g.begin(), g.end(), [&](const RowGroup& r) { return r.label == key; });
+    if (it == g.end()) {
+      g.push_back({key, {}});
+      it = g.end() - 1;
+    }
+    it->rows.push_back(i);
+  }
+  return g;
+}
+
+std::string group_summary(const RowGroup& g, std::size_t total) {
+  return fmt::format("{} ({} of {} rows)", g.label, g.rows.size(), total);
+}
+
 std::string md_table(const Table& t, const std::string& csv_link) {
-  std::string s;
   std::vector<std::string> h;
   for (const Column& c : t.columns) h.push_back(md_escape(header_cell(c)));
-  s += fmt::format("| {} |\n|{}\n", fmt::join(h, " | "), [&] {
-    std::string d;
-    for (std::size_t i = 0; i < h.size(); ++i) d += " --- |";
-    return d;
-  }());
-  for (std::size_t i = 0; i < t.rows.size() && i < kShownRows; ++i) {
-    std::vector<std::string> cells;
-    for (const Cell& c : t.rows[i].cells) cells.push_back(md_escape(cell_text(c, 6)));
-    s += fmt::format("| {} |\n", fmt::join(cells, " | "));
+  std::string head = fmt::format("| {} |\n|", fmt::join(h, " | "));
+  for (std::size_t i = 0; i < h.size(); ++i) head += " --- |";
+  head += "\n";
+  std::string s;
+  const std::vector<RowGroup> groups = row_groups(t);
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const RowGroup& g = groups[k];
+    if (!g.label.empty())
+      s += fmt::format("<details{}><summary>{}</summary>\n\n", k == 0 ? " open" : "",
+                       html_escape(group_summary(g, t.rows.size())));
+    s += head;
+    for (std::size_t i : g.rows) {
+      std::vector<std::string> cells;
+      for (const Cell& c : t.rows[i].cells) cells.push_back(md_escape(cell_text(c, 6)));
+      s += fmt::format("| {} |\n", fmt::join(cells, " | "));
+    }
+    if (!g.label.empty()) s += "\n</details>\n\n";
   }
-  if (t.rows.size() > kShownRows)
-    s += fmt::format("\n{} of {} rows shown; all in [{}]({}).\n", kShownRows, t.rows.size(), csv_link, csv_link);
+  if (groups.size() > 1) s += fmt::format("\nEvery row, full precision: [{}]({}).\n", csv_link, csv_link);
   for (const std::string& n : t.notes) s += fmt::format("\n> {}\n", n);
   return s;
 }
 
 std::string html_table(const Table& t, const std::string& csv_link) {
-  std::string s = "<div class=\"scroll\"><table>\n<tr>";
-  for (const Column& c : t.columns) s += fmt::format("<th>{}</th>", html_escape(header_cell(c)));
-  s += "</tr>\n";
-  for (std::size_t i = 0; i < t.rows.size() && i < kShownRows; ++i) {
-    s += "<tr>";
-    for (const Cell& c : t.rows[i].cells) {
-      const bool num = c.index() == 1 || c.index() == 2;
-      s += fmt::format("<td{}>{}</td>", num ? " class=\"n\"" : "", html_escape(cell_text(c, 6)));
+  std::string head = "<tr>";
+  for (const Column& c : t.columns) head += fmt::format("<th>{}</th>", html_escape(header_cell(c)));
+  head += "</tr>\n";
+  std::string s;
+  const std::vector<RowGroup> groups = row_groups(t);
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const RowGroup& g = groups[k];
+    if (!g.label.empty())
+      s += fmt::format("<details{}><summary>{}</summary>\n", k == 0 ? " open" : "",
+                       html_escape(group_summary(g, t.rows.size())));
+    s += "<div class=\"scroll\"><table>\n" + head;
+    for (std::size_t i : g.rows) {
+      s += "<tr>";
+      for (const Cell& c : t.rows[i].cells) {
+        const bool num = c.index() == 1 || c.index() == 2;
+        s += fmt::format("<td{}>{}</td>", num ? " class=\"n\"" : "", html_escape(cell_text(c, 6)));
+      }
+      s += "</tr>\n";
     }
-    s += "</tr>\n";
+    s += "</table></div>\n";
+    if (!g.label.empty()) s += "</details>\n";
   }
-  s += "</table></div>\n";
-  if (t.rows.size() > kShownRows)
-    s += fmt::format("<p class=\"more\">{} of {} rows shown; all in <a href=\"{}\">{}</a>.</p>\n", kShownRows,
-                     t.rows.size(), csv_link, csv_link);
+  if (groups.size() > 1)
+    s += fmt::format("<p class=\"more\">Every row, full precision: <a href=\"{}\">{}</a>.</p>\n", csv_link, csv_link);
   for (const std::string& n : t.notes) s += fmt::format("<p class=\"note\">{}</p>\n", html_escape(n));
   return s;
 }

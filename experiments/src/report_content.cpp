@@ -134,7 +134,7 @@ std::vector<Plot> report_plots(const std::vector<Table>& tables) {
       }
     p.caption = "Lines: roofs, min(peak, bandwidth x intensity), this CPU's from an FMA loop and a STREAM triad on "
                 "all cores, H100's from NVIDIA's dense peaks and 3.35 TB/s. Points: lplab's kernels measured here at "
-                "the lecture's sizes (each op in several dtypes). Points above the DRAM roof ran from cache.";
+                "the lecture's sizes (each op in several dtypes). Each point's own roof uses the bandwidth at its working set (roofline_points).";
     add_plot(plots, std::move(p));
   }
 
@@ -306,12 +306,17 @@ Table report_summary(const std::vector<Table>& tables) {
       fmt::format("{} / {}", cell_text(lookup(tables, "underflow_values", {{"dtype", "float8_e4m3fn"}}, "result")),
                   cell_text(lookup(tables, "underflow_values", {{"dtype", "float8_e5m2"}}, "result"))),
       "0 / 0", "underflow_values");
-  for (const auto& [init, printed] : {std::pair{"glorot_normal", "0.0782"}, std::pair{"he_normal", "0.1104"}})
-    add(fmt::format("{} std of a 256x512 weight", init),
-        fmt::format("{} (closed form {})",
-                    cell_text(fmtd(lookup(tables, "underflow_init", {{"init", init}, {"dtype", "float32"}}, "std_sample"), "{:.4f}")),
-                    cell_text(fmtd(lookup(tables, "underflow_init", {{"init", init}, {"dtype", "float32"}}, "std_closed_form"), "{:.4f}"))),
-        fmt::format("{} printed in the lecture's notes: wrong, see underflow_init", printed), "underflow_init");
+  {
+    const Match glorot = {{"init", "glorot_uniform"}, {"layout", "out_in"}, {"dtype", "float32"}};
+    const Match he = {{"init", "he_normal"}, {"layout", "out_in"}, {"dtype", "float32"}};
+    add("Glorot / He std of the lecture's 256x512 weight, as its code draws it (uniform Glorot, fan_in = t.size(1))",
+        fmt::format("{} / {} (closed forms {} / {})",
+                    cell_text(fmtd(lookup(tables, "underflow_init", glorot, "std_sample"), "{:.4f}")),
+                    cell_text(fmtd(lookup(tables, "underflow_init", he, "std_sample"), "{:.4f}")),
+                    cell_text(fmtd(lookup(tables, "underflow_init", glorot, "std_closed_form"), "{:.4f}")),
+                    cell_text(fmtd(lookup(tables, "underflow_init", he, "std_closed_form"), "{:.4f}"))),
+        "0.0782 / 0.1104 printed in the lecture's notes: wrong, see underflow_init", "underflow_init");
+  }
   add("lecture's square().sqrt() 'rel-err', bf16",
       fmtd(lookup(tables, "error_square_sqrt", {{"dtype", "bfloat16"}}, "lecture_metric"), "{:.4f}"),
       "1.41: compares |x| with x, not an error", "error_square_sqrt");
@@ -322,10 +327,23 @@ Table report_summary(const std::vector<Table>& tables) {
   add("SQNR of MXFP8 E4M3 on N(0,1) [dB]",
       fmtd(lookup(tables, "error_conversion", {{"dtype", "mxfp8_e4m3"}}, "sqnr_db"), "{:.1f}"), ">= 20 (torchao's test)",
       "error_conversion");
-  add("bf16 running sum of 10^4 x 1e-4: nearest / stochastic",
-      fmt::format("{} / {}", cell_text(fmtd(lookup(tables, "error_stagnation", {{"dtype", "bfloat16"}, {"step", "10000"}}, "nearest"), "{:.4g}")),
-                  cell_text(fmtd(lookup(tables, "error_stagnation", {{"dtype", "bfloat16"}, {"step", "10000"}}, "stochastic"), "{:.4g}"))),
-      "nearest stagnates; stochastic stays near 1", "error_stagnation");
+  // The running sum's last bfloat16 row: the label states this run's terms
+  // and stored addend (exact / step), read from the row itself.
+  if (const Table* st = find_table(tables, "error_stagnation"); st != nullptr) {
+    const Row* last = nullptr;
+    for (const Row& r : st->rows)
+      if (cell_text(r.cells[st->column("dtype")]) == "bfloat16" &&
+          (last == nullptr || cell_number(r.cells[st->column("step")]) > cell_number(last->cells[st->column("step")])))
+        last = &r;
+    if (last != nullptr) {
+      const double step = cell_number(last->cells[st->column("step")]);
+      add(fmt::format("bf16 running sum of {} adds of {:.5g}: nearest / stochastic (true {:.5g})", step,
+                      cell_number(last->cells[st->column("exact")]) / step, cell_number(last->cells[st->column("exact")])),
+          fmt::format("{} / {}", cell_text(fmtd(last->cells[st->column("nearest")], "{:.4g}")),
+                      cell_text(fmtd(last->cells[st->column("stochastic")], "{:.4g}"))),
+          "nearest stagnates; stochastic stays near the true sum", "error_stagnation");
+    }
+  }
   const Match tc = {{"distribution", "half_normal"}, {"input", "float8_e4m3fn"}, {"accumulator", "tensor_core"}, {"k", "4096"}};
   Match tc0 = tc, tc128 = tc;
   tc0.emplace_back("promote_every", "0");
@@ -351,17 +369,19 @@ Table report_summary(const std::vector<Table>& tables) {
   add("H100 SXM bf16 accelerator intensity [FLOP/byte]",
       fmtd(lookup(tables, "roofline_roofs", {{"device", "h100_sxm"}, {"dtype", "bf16"}}, "ridge_flop_per_byte"), "{:.1f}"),
       "989 / 3.35 = 295.2 (295.4 uses 1979 / 2 = 989.5)", "roofline_roofs");
-  add("bf16 matmul intensity, n = 1024 [FLOP/byte]",
+  const std::string n_ops = cell_text(lookup(tables, "roofline_ops", {{"op", "matmul"}, {"dtype", "bfloat16"}}, "n"));
+  add(fmt::format("bf16 matmul intensity, n = {} [FLOP/byte]", n_ops),
       fmtd(lookup(tables, "roofline_ops", {{"op", "matmul"}, {"dtype", "bfloat16"}}, "intensity"), "{:.2f}"),
-      "n/3 = 341.33 with 2n^3 FLOPs (341.17 counts (2n-1)n^2)", "roofline_ops");
+      "n/3 with 2n^3 FLOPs (341.33 at n = 1024; 341.17 counts (2n-1)n^2)", "roofline_ops");
   add("this CPU: fp32 FMA peak [GFLOP/s] / STREAM bandwidth [GB/s]",
       fmt::format("{} / {}", cell_text(fmtd(lookup(tables, "roofline_roofs", {{"device", "this_cpu"}, {"dtype", "fp32"}}, "peak_gflops"), "{:.1f}")),
                   cell_text(fmtd(lookup(tables, "roofline_roofs", {{"device", "this_cpu"}, {"dtype", "fp32"}}, "bandwidth_gbs"), "{:.1f}"))),
       "measured", "roofline_roofs");
-  add("this CPU: fp32 matmul n = 1024 [GFLOP/s], fraction of the FMA peak",
+  const std::string n_points = cell_text(lookup(tables, "roofline_points", {{"op", "matmul"}, {"dtype", "float32"}}, "n"));
+  add(fmt::format("this CPU: fp32 matmul n = {} [GFLOP/s], fraction of the FMA peak", n_points),
       fmt::format("{}, {}", cell_text(fmtd(lookup(tables, "roofline_points", {{"op", "matmul"}, {"dtype", "float32"}}, "measured_gflops"), "{:.1f}")),
                   cell_text(fmtd(lookup(tables, "roofline_points", {{"op", "matmul"}, {"dtype", "float32"}}, "fraction_of_roof"), "{:.2f}"))),
-      "measured", "roofline_points");
+      "measured; at most 1 (no point above its roof)", "roofline_points");
   return t;
 }
 

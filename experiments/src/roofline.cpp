@@ -7,7 +7,11 @@
 // bandwidth x intensity), intensity = FLOPs / bytes moved to and from main
 // memory; an op is memory-bound where its intensity is below the ridge
 // peak / bandwidth.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <map>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -212,6 +216,7 @@ std::vector<Table> run(const Context& ctx) {
                 {"seconds", "s"},
                 {"intensity", "FLOP/byte"},
                 {"measured_gflops", "GFLOP/s"},
+                {"bandwidth_gbs", "GB/s"},
                 {"attainable_gflops", "GFLOP/s"},
                 {"fraction_of_roof", ""}},
                {},
@@ -222,12 +227,20 @@ std::vector<Table> run(const Context& ctx) {
                     std::to_string(threads) + ". Seconds: best of " + std::to_string(reps) +
                     " after a warm-up.",
                 "measured_gflops counts the op's nominal FLOPs (roofline_ops); intensity is its "
-                "nominal bytes. attainable = min(fp32 peak, bandwidth x intensity) of "
-                "roofline_roofs at the same thread count.",
-                "fraction_of_roof above 1 means the operands came from cache, not DRAM: the "
-                "lecture's 2^20-element vectors (4 MiB in fp32) fit this CPU's last-level cache, "
-                "so the DRAM roof understates what an elementwise op gets here. matmul of a narrow "
-                "format includes decoding the operands to float."}};
+                "nominal bytes. Each point has its own roof, as the Empirical Roofline Toolkit "
+                "draws one per memory level: bandwidth_gbs is STREAM's (the better of copy and "
+                "triad) over arrays of the op's own size at the same thread count -- the cache "
+                "level the op's operands live in -- and attainable = min(fp32 peak of "
+                "roofline_roofs, bandwidth_gbs x intensity). matmul of a narrow format includes "
+                "decoding the operands to float."}};
+  std::map<std::pair<std::size_t, unsigned>, double> level_bw;
+  const auto level_bandwidth = [&](std::size_t bytes, unsigned th) {
+    auto it = level_bw.find({bytes, th});
+    if (it == level_bw.end())
+      it = level_bw.emplace(std::pair{bytes, th}, machine::stream_bandwidth(bytes, th, reps).best()).first;
+    return it->second;
+  };
+  std::vector<std::string> above;
   g = 0;
   for (std::size_t oi = 0; oi < kOps.size(); ++oi)
     for (const FormatEntry* f : ctx.dtypes) {
@@ -247,15 +260,32 @@ std::vector<Table> run(const Context& ctx) {
         // nominal (packed) bytes are what a roofline plots.
         const OpCount c = op_count(op, n, bytes_per_element);
         const double intensity = c.flops / c.bytes;
-        const double attainable = std::min(r.fp32, r.bw.best() * intensity);
+        // The bandwidth of the level the operands live in: STREAM over
+        // arrays of the op's size per operand (two for the elementwise ops,
+        // three for the matrix ops), measured once per size and threads.
+        const auto per_array = static_cast<std::size_t>(c.bytes / (matrix ? 3.0 : 2.0));
+        const double bw = level_bandwidth(std::max<std::size_t>(per_array, 4096), r.threads);
+        const double attainable = std::min(r.fp32, bw * intensity);
         const double measured = c.flops / s;
         points.add(g, {std::string(op_name(op)), std::string(f->name), static_cast<std::int64_t>(n),
-                       static_cast<std::int64_t>(r.threads), s, intensity, measured / kGiga,
+                       static_cast<std::int64_t>(r.threads), s, intensity, measured / kGiga, bw / kGiga,
                        attainable / kGiga, measured / attainable});
+        if (measured > attainable)
+          above.push_back(fmt::format("{} {} ({:.2f}x)", op_name(op), f->name, measured / attainable));
       }
       ++g;
       ctx.progress.step();
     }
+  // A measured point above its roof means the roof was measured wrong (a
+  // busy machine, a throttled core): the table says so rather than explain
+  // it away.
+  if (above.empty())
+    points.notes.push_back("Every point lies at or below its roof.");
+  else
+    points.notes.push_back(fmt::format(
+        "THE ROOF MEASUREMENT FAILED: {} measured above the roof, which cannot happen when the roof is "
+        "right; the peak or bandwidth of this run is too low (a busy or throttled machine). Rerun it.",
+        fmt::join(above, ", ")));
   return {roofs, ops, points};
 }
 
