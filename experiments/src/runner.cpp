@@ -101,6 +101,7 @@ nlohmann::ordered_json run_record(const RunResult& r) {
   const Machine m = this_machine();
   nlohmann::ordered_json j;
   j["lplab"] = "run";
+  j["lplab_version"] = LPLAB_VERSION;
   j["experiment"] = run.experiment->name;
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
   for (const auto& [k, v] : run.params.all()) params[k] = v;
@@ -113,7 +114,8 @@ nlohmann::ordered_json run_record(const RunResult& r) {
                                                                {"elements", run.input.size()},
                                                                {"fnv1a", run.input_hash}};
   j["shard"] = {{"index", run.shard.index}, {"count", run.shard.count}};
-  j["machine"] = {{"cpu_model", m.cpu_model}, {"cores", m.cores}, {"simd_target", m.simd_target}};
+  j["machine"] = {{"cpu_model", m.cpu_model}, {"cores", m.cores}, {"simd_target", m.simd_target},
+                  {"threads", run.threads != 0 ? run.threads : m.cores}};
   j["seconds"] = r.seconds;
   auto tables = nlohmann::ordered_json::array();
   for (const Table& t : r.tables) tables.push_back(to_json(t));

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -209,6 +210,55 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     fmt::print("\np: the exact share of the 2^32 random draws that give each neighbour (it is x's\n"
                "position between them whenever that fraction has at most 32 bits).{}\n",
                seed ? "" : "\nAdd --seed N for the result of one seed's draw.");
+}
+
+void run_decode(const std::string& code_text, std::vector<const FormatEntry*> fs, bool named, Output out) {
+  // The code: 0x hex, 0b binary or decimal digits, nothing else.
+  std::uint64_t code = 0;
+  int base = 10;
+  std::string_view digits = code_text;
+  if (digits.starts_with("0x") || digits.starts_with("0X")) base = 16, digits.remove_prefix(2);
+  else if (digits.starts_with("0b") || digits.starts_with("0B")) base = 2, digits.remove_prefix(2);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), code, base);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size())
+    throw UsageError(fmt::format("--code: '{}' is not a code (0x7e, 126 or 0b01111110)", code_text));
+  // Without --to, the formats the code fits; a named format must fit it.
+  if (!named) {
+    std::erase_if(fs, [&](const FormatEntry* e) { return e->info.bits < 64 && code >> e->info.bits != 0; });
+    if (fs.empty()) throw UsageError(fmt::format("--code: {} is wider than every format (32 bits at most)", code_text));
+  }
+  for (const FormatEntry* e : fs)
+    if (e->info.bits < 64 && code >> e->info.bits != 0)
+      throw UsageError(fmt::format("--code: {} does not fit {}'s {} bits (largest code 0x{:x})", code_text, e->name,
+                                   e->info.bits, (std::uint64_t{1} << e->info.bits) - 1));
+  auto class_of = [](const FormatEntry* e, std::uint64_t c) -> std::string {
+    const double v = e->to_double(c);
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return "infinity";
+    if (v == 0) return "zero";
+    if (std::fabs(v) < e->info.smallest_normal) return "subnormal";
+    return "normal";
+  };
+  std::vector<std::vector<std::string>> table = {{"format", "bits (s|e|m)", "code", "value", "class"}};
+  nlohmann::ordered_json j = {{"code", code_text}, {"results", nlohmann::ordered_json::array()}};
+  for (const FormatEntry* e : fs) {
+    const std::string hex = fmt::format("0x{:0{}x}", code, (e->info.bits + 3) / 4);
+    const std::string bits = bit_groups(code, e->info.is_signed, e->info.exponent_bits, e->info.mantissa_bits);
+    const double v = e->to_double(code);
+    table.push_back({std::string(e->name), bits, hex, e->to_text(code), class_of(e, code)});
+    j["results"].push_back({{"format", e->name}, {"code", hex}, {"bits", bits},
+                            {"value", std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(code))},
+                            {"class", class_of(e, code)}});
+  }
+  if (out == Output::json) {
+    print_stdout(j.dump(2) + "\n");
+  } else if (out == Output::csv) {
+    std::string s;
+    for (const auto& t : table) s += fmt::format("{}\n", fmt::join(t, ","));
+    print_stdout(s);
+  } else {
+    print_stdout(fmt::format("code {}\n\n{}", code_text, render_table(table)));
+  }
 }
 
 }  // namespace lplab::tool

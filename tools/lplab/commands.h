@@ -30,6 +30,9 @@ void print_stdout(const std::string& text);
 
 void run_formats(Output out);
 void run_finfo(const std::vector<const FormatEntry*>& fs, Output out);
+// inspect --code: the bits, value and class of one code in each format.
+// Without formats named (`named` false), the formats the code fits.
+void run_decode(const std::string& code, std::vector<const FormatEntry*> fs, bool named, Output out);
 void run_inspect(const std::string& value, const std::vector<const FormatEntry*>& fs,
                  const std::string& round, const std::string& overflow,
                  std::optional<std::uint64_t> seed, Output out);

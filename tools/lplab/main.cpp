@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <thread>
 #include <charconv>
 #include <cstdint>
 #include <iterator>
@@ -116,6 +117,8 @@ int run(int argc, char** argv) {
   using namespace lplab::tool;
   CLI::App app{"lplab: what low-precision number formats do to your numbers"};
   app.require_subcommand(1);
+  bool version = false;
+  app.add_flag("--version", version, "Print the version, the CPU and the SIMD target in use, and exit");
   std::string output = "table";
 
   auto* formats_cmd = app.add_subcommand("formats", "List the known formats");
@@ -134,6 +137,10 @@ int run(int argc, char** argv) {
   auto* inspect_cmd = app.add_subcommand("inspect", "Round a value into formats and show the bits and errors");
   std::optional<std::string> seed_text;
   inspect_cmd->add_option("value", value, "A number: 0.1, -1e-8, 0x1p-3, inf, -inf, nan");
+  std::optional<std::string> code_text;
+  inspect_cmd->add_option("--code", code_text,
+                          "Decode this code instead of rounding a value (0x7e, 126, 0b01111110): its bits, "
+                          "value and class in each --to format");
   inspect_cmd->add_option("--to", to, "Formats (default: all)");
   inspect_cmd->add_option("--round", round,
                           "nearest_even, nearest_away, toward_zero, upward, downward, stochastic");
@@ -197,6 +204,18 @@ int run(int argc, char** argv) {
   regress_cmd->add_option("--only", regress_only,
                           "Baseline suites to run: finfo, values, conversions, blocks, kernels, experiments");
 
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    lplab::kernels::SimdTarget target;
+    try {
+      target = lplab::kernels::current_simd_target();
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "lplab: error: %s\n", e.what());
+      return 2;
+    }
+    print_stdout(fmt::format("lplab {}\nCPU: {}\nSIMD target: {}\ncores: {}\n", LPLAB_VERSION,
+                             lplab::kernels::cpu_model(), target.name, std::thread::hardware_concurrency()));
+    return 0;
+  }
   const std::string first = argc > 1 ? argv[1] : "";
   static constexpr const char* commands[] = {"formats", "finfo",   "inspect", "list",   "run",
                                              "merge",   "account", "report",  "regress"};
@@ -253,6 +272,11 @@ int run(int argc, char** argv) {
     }
     if (inspect_cmd->parsed()) {
       if (!value.empty()) taken.insert(taken.begin(), value);
+      if (code_text) {
+        if (!taken.empty()) throw UsageError("give a value or --code, not both");
+        run_decode(*code_text, resolve_formats(to), !to.empty(), out);
+        return 0;
+      }
       if (taken.empty()) throw UsageError("value is required (lplab inspect VALUE; -inf and -nan are fine)");
       if (taken.size() > 1) throw UsageError(fmt::format("one value at a time, got {}", fmt::join(taken, " ")));
       std::optional<std::uint64_t> seed;
