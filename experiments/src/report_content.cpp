@@ -330,17 +330,19 @@ Table report_summary(const std::vector<Table>& tables) {
   // The running sum's last bfloat16 row: the label states this run's terms
   // and stored addend (exact / step), read from the row itself.
   if (const Table* st = find_table(tables, "error_stagnation"); st != nullptr) {
+    const std::size_t dtype = st->column("dtype"), step = st->column("step"), exact = st->column("exact"),
+                      nearest = st->column("nearest"), stochastic = st->column("stochastic");
     const Row* last = nullptr;
     for (const Row& r : st->rows)
-      if (cell_text(r.cells[st->column("dtype")]) == "bfloat16" &&
-          (last == nullptr || cell_number(r.cells[st->column("step")]) > cell_number(last->cells[st->column("step")])))
+      if (cell_text(r.cells[dtype]) == "bfloat16" &&
+          (last == nullptr || cell_number(r.cells[step]) > cell_number(last->cells[step])))
         last = &r;
     if (last != nullptr) {
-      const double step = cell_number(last->cells[st->column("step")]);
-      add(fmt::format("bf16 running sum of {} adds of {:.5g}: nearest / stochastic (true {:.5g})", step,
-                      cell_number(last->cells[st->column("exact")]) / step, cell_number(last->cells[st->column("exact")])),
-          fmt::format("{} / {}", cell_text(fmtd(last->cells[st->column("nearest")], "{:.4g}")),
-                      cell_text(fmtd(last->cells[st->column("stochastic")], "{:.4g}"))),
+      const double steps = cell_number(last->cells[step]), sum = cell_number(last->cells[exact]);
+      add(fmt::format("bf16 running sum of {} adds of {:.5g}: nearest / stochastic (true {:.5g})", steps,
+                      sum / steps, sum),
+          fmt::format("{} / {}", cell_text(fmtd(last->cells[nearest], "{:.4g}")),
+                      cell_text(fmtd(last->cells[stochastic], "{:.4g}"))),
           "nearest stagnates; stochastic stays near the true sum", "error_stagnation");
     }
   }

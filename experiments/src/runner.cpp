@@ -139,6 +139,7 @@ nlohmann::ordered_json merge_records(const std::vector<nlohmann::ordered_json>& 
   };
   std::uint64_t count = 0;
   std::vector<int> seen;
+  std::vector<std::uint64_t> shard_index(records.size());
   std::vector<std::vector<Table>> parts(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     for (const char* key : {"experiment", "params", "dtypes", "input"})
@@ -164,6 +165,7 @@ nlohmann::ordered_json merge_records(const std::vector<nlohmann::ordered_json>& 
       throw UsageError(fmt::format("{}: shard {}/{} was given twice (also {})", names[i], index, n,
                                    names[static_cast<std::size_t>(seen[index])]));
     seen[index] = static_cast<int>(i);
+    shard_index[i] = index;
     try {
       parts[i] = tables_of(records[i]);
     } catch (const std::exception& e) {
@@ -196,7 +198,7 @@ nlohmann::ordered_json merge_records(const std::vector<nlohmann::ordered_json>& 
   std::vector<std::map<std::uint64_t, std::size_t>> owners(merged.size());  // grid point -> file
   for (std::size_t k = 0; k < merged.size(); ++k) kinds[k].assign(merged[k].columns.size(), Kind::empty);
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    const std::uint64_t index = field(i, "shard").at("index").get<std::uint64_t>();
+    const std::uint64_t index = shard_index[i];
     for (const Table& t : parts[i]) {
       auto it = std::find_if(merged.begin(), merged.end(), [&](const Table& m) { return m.id == t.id; });
       if (it == merged.end())

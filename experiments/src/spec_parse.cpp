@@ -169,17 +169,18 @@ class Reader {
         fail(at, fmt::format("{}: '{}' is not a power of two 2^N with a whole N in [-1074, 1023]", field, shown(s)));
       v = std::ldexp(1.0, exponent);
     } else {
+      Decimal d;
       try {
-        v = parse_number(s);
+        d = parse_value(s);
       } catch (const UsageError&) {
         fail(at, fmt::format("{}: '{}' is not a number (e.g. 0.01, 1e-3, 0x1p-7, 2^-7)", field, shown(s)));
       }
-    }
-    if (!std::isfinite(v)) {
-      if (parse_value(s).kind == detail::Kind::finite)
+      // The double nearest the number: inf beyond double's range.
+      v = d.nearest;
+      if (d.kind == detail::Kind::finite && !std::isfinite(v))
         fail(at, fmt::format("{}: '{}' is beyond double's range (its magnitude must be below 1.8e308)", field, shown(s)));
-      fail(at, fmt::format("{}: expected a finite number, got '{}'", field, shown(s)));
     }
+    if (!std::isfinite(v)) fail(at, fmt::format("{}: expected a finite number, got '{}'", field, shown(s)));
     return v;
   }
 

@@ -249,6 +249,7 @@ Table init_table(const Context& ctx) {
   const double fan_in = static_cast<double>(cols), fan_out = static_cast<double>(rows);
   const double glorot = std::sqrt(2.0 / (fan_in + fan_out));
   const double glorot_bound = std::sqrt(6.0 / (fan_in + fan_out));  // = glorot * sqrt(3)
+  const double he = std::sqrt(2.0 / fan_in), he_rows = std::sqrt(2.0 / fan_out);
   struct Init {
     const char* name;
     const char* layout;
@@ -260,8 +261,8 @@ Table init_table(const Context& ctx) {
   // shape, (in, out), whose fan_in is the row count, labelled as such.
   const Init inits[] = {
       {"glorot_uniform", "out_in", glorot, 0.0782, true},
-      {"he_normal", "out_in", std::sqrt(2.0 / fan_in), 0.1104, false},
-      {"he_normal", "in_out", std::sqrt(2.0 / fan_out), Cell{}, false},
+      {"he_normal", "out_in", he, 0.1104, false},
+      {"he_normal", "in_out", he_rows, Cell{}, false},
   };
   const std::string shape = fmt::format("{}x{}", rows, cols);
   std::uint64_t grid = 0;
@@ -289,7 +290,6 @@ Table init_table(const Context& ctx) {
                         static_cast<double>(c.subnormal) / n});
     }
   }
-  const double he = std::sqrt(2.0 / fan_in), he_rows = std::sqrt(2.0 / fan_out);
   t.notes = {
       fmt::format("the lecture's code draws the {} weight t with fan_in, fan_out = t.size(1), t.size(0) = {}, {}: "
                   "Glorot uniform on (-a, a), a = sqrt(6/({}+{})) = {:.4f}, std a/sqrt(3) = sqrt(2/{}) = {:.4f}; "

@@ -59,8 +59,8 @@ endif()
 # 4. Standard output on a full device.
 if(EXISTS /dev/full)
   set(full_msg "^lplab: error: cannot write the output to standard output: No space left on device$")
-  foreach(cmd "finfo;--all" "formats" "inspect;1.5" "list" "run;footprint"
-              "account")
+  foreach(cmd "finfo;--all" "formats" "inspect;1.5" "inspect;--code;0x7e" "list" "run;footprint"
+              "account" "--version")
     execute_process(COMMAND ${TOOL} ${cmd} OUTPUT_FILE /dev/full RESULT_VARIABLE rc ERROR_VARIABLE err)
     string(REGEX REPLACE "\n$" "" line "${err}")
     if(NOT rc EQUAL 1 OR NOT line MATCHES "${full_msg}")

@@ -62,6 +62,15 @@ std::string error_text(const Error& err) {
   return err.known ? fmt::format("{:.6g}", err.value) : fmt::format("|e|<{:.3g}", err.bound);
 }
 
+// A code in hex, as many digits as the format's bits need.
+std::string code_hex(const FormatEntry* e, std::uint64_t c) { return fmt::format("0x{:0{}x}", c, (e->info.bits + 3) / 4); }
+
+// A code's value for JSON: a number when finite, else its text (inf, nan).
+nlohmann::ordered_json value_json(const FormatEntry* e, std::uint64_t c) {
+  const double v = e->to_double(c);
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(c));
+}
+
 struct Row {
   const FormatEntry* e;
   std::uint64_t code;
@@ -77,6 +86,8 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
                  std::optional<std::uint64_t> seed, Output out) {
   const Decimal x = parse_value(value);
   const bool x_finite = x.kind == detail::Kind::finite || x.kind == detail::Kind::zero;
+  // Whether the input is a double itself (else each format rounds the text).
+  const bool is_double = x.toward_zero == x.away_from_zero && static_cast<long double>(x.nearest) == x.toward_zero;
   const Round r = parse_round(round);
   const Overflow o = parse_overflow(overflow);
   const bool stochastic = r == Round::stochastic;
@@ -102,7 +113,6 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     if (x.kind == detail::Kind::zero) return std::string(v == 0 ? "0" : "inf");
     return error_text(rel_err(err));
   };
-  auto hex = [](const FormatEntry* e, std::uint64_t c) { return fmt::format("0x{:0{}x}", c, (e->info.bits + 3) / 4); };
   auto bits = [](const Row& w) {
     return bit_groups(w.code, w.e->info.is_signed, w.e->info.exponent_bits, w.e->info.mantissa_bits);
   };
@@ -115,7 +125,7 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     nlohmann::ordered_json j;
     j["input"] = value;
     j["value"] = std::isfinite(x.nearest) ? nlohmann::ordered_json(x.nearest) : nlohmann::ordered_json(value);
-    j["value_is_exact"] = x.toward_zero == x.away_from_zero && static_cast<long double>(x.nearest) == x.toward_zero;
+    j["value_is_exact"] = is_double;
     j["round"] = round;
     j["overflow"] = overflow;
     if (seed) {
@@ -123,10 +133,6 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
       j["random_bits"] = fmt::format("0x{:08x}", random);
     }
     j["results"] = nlohmann::ordered_json::array();
-    auto number = [&](const FormatEntry* e, std::uint64_t c) {
-      const double v = e->to_double(c);
-      return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(c));
-    };
     // An error as a JSON number when it is known and a double, else its text.
     auto error_json = [](const Error& err) {
       const double d = static_cast<double>(err.value);
@@ -137,9 +143,9 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
       const bool finite = std::isfinite(w.v) && x_finite;  // else no error to show
       nlohmann::ordered_json res = {{"format", w.e->name}};
       if (one_result) {
-        res["code"] = hex(w.e, w.code);
+        res["code"] = code_hex(w.e, w.code);
         res["bits"] = bits(w);
-        res["value"] = number(w.e, w.code);
+        res["value"] = value_json(w.e, w.code);
         const Error err = error_of(w.v, x);
         res["abs_error"] = finite ? error_json(err) : nullptr;
         res["rel_error"] = !finite ? nullptr
@@ -151,13 +157,13 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
         const Outcomes& c = *w.outcomes;
         res["outcomes"] = nlohmann::ordered_json::array();
         if (c.away == c.toward_zero) {
-          res["outcomes"].push_back({{"code", hex(w.e, c.away)}, {"value", number(w.e, c.away)},
+          res["outcomes"].push_back({{"code", code_hex(w.e, c.away)}, {"value", value_json(w.e, c.away)},
                                      {"probability", 1.0}, {"draws", "4294967296"}});
         } else {
-          res["outcomes"].push_back({{"code", hex(w.e, c.toward_zero)}, {"value", number(w.e, c.toward_zero)},
+          res["outcomes"].push_back({{"code", code_hex(w.e, c.toward_zero)}, {"value", value_json(w.e, c.toward_zero)},
                                      {"probability", 1.0 - p_away(c)},
                                      {"draws", std::to_string((std::uint64_t{1} << 32) - c.away_draws)}});
-          res["outcomes"].push_back({{"code", hex(w.e, c.away)}, {"value", number(w.e, c.away)},
+          res["outcomes"].push_back({{"code", code_hex(w.e, c.away)}, {"value", value_json(w.e, c.away)},
                                      {"probability", p_away(c)}, {"draws", std::to_string(c.away_draws)}});
         }
       }
@@ -176,7 +182,7 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     if (one_result) {
       const bool finite = std::isfinite(w.v) && x_finite;  // else no error to show
       const Error err = error_of(w.v, x);
-      line.insert(line.end(), {bits(w), hex(w.e, w.code), w.e->to_text(w.code),
+      line.insert(line.end(), {bits(w), code_hex(w.e, w.code), w.e->to_text(w.code),
                                finite ? error_text(err) : "-", finite ? rel_text(w.v, err) : "-",
                                flags_text(w.flags)});
     }
@@ -197,7 +203,6 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   }
   // The input as a double when it is one; otherwise the text, which each
   // format rounds once.
-  const bool is_double = x.toward_zero == x.away_from_zero && static_cast<long double>(x.nearest) == x.toward_zero;
   const std::string shown = is_double || std::isnan(x.nearest) ? fmt::format("{} = {}", value, shortest(x.nearest)) : value;
   const std::string note = is_double || std::isnan(x.nearest) ? "" : "; no double holds it: each format rounds the decimal once";
   if (seed)
@@ -223,12 +228,13 @@ void run_decode(const std::string& code_text, std::vector<const FormatEntry*> fs
   if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size())
     throw UsageError(fmt::format("--code: '{}' is not a code (0x7e, 126 or 0b01111110)", code_text));
   // Without --to, the formats the code fits; a named format must fit it.
+  const auto too_wide = [&](const FormatEntry* e) { return e->info.bits < 64 && code >> e->info.bits != 0; };
   if (!named) {
-    std::erase_if(fs, [&](const FormatEntry* e) { return e->info.bits < 64 && code >> e->info.bits != 0; });
+    std::erase_if(fs, too_wide);
     if (fs.empty()) throw UsageError(fmt::format("--code: {} is wider than every format (32 bits at most)", code_text));
   }
   for (const FormatEntry* e : fs)
-    if (e->info.bits < 64 && code >> e->info.bits != 0)
+    if (too_wide(e))
       throw UsageError(fmt::format("--code: {} does not fit {}'s {} bits (largest code 0x{:x})", code_text, e->name,
                                    e->info.bits, (std::uint64_t{1} << e->info.bits) - 1));
   auto class_of = [](const FormatEntry* e, std::uint64_t c) -> std::string {
@@ -242,13 +248,12 @@ void run_decode(const std::string& code_text, std::vector<const FormatEntry*> fs
   std::vector<std::vector<std::string>> table = {{"format", "bits (s|e|m)", "code", "value", "class"}};
   nlohmann::ordered_json j = {{"code", code_text}, {"results", nlohmann::ordered_json::array()}};
   for (const FormatEntry* e : fs) {
-    const std::string hex = fmt::format("0x{:0{}x}", code, (e->info.bits + 3) / 4);
+    const std::string hex = code_hex(e, code);
     const std::string bits = bit_groups(code, e->info.is_signed, e->info.exponent_bits, e->info.mantissa_bits);
-    const double v = e->to_double(code);
-    table.push_back({std::string(e->name), bits, hex, e->to_text(code), class_of(e, code)});
-    j["results"].push_back({{"format", e->name}, {"code", hex}, {"bits", bits},
-                            {"value", std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(code))},
-                            {"class", class_of(e, code)}});
+    const std::string cls = class_of(e, code);
+    table.push_back({std::string(e->name), bits, hex, e->to_text(code), cls});
+    j["results"].push_back({{"format", e->name}, {"code", hex}, {"bits", bits}, {"value", value_json(e, code)},
+                            {"class", cls}});
   }
   if (out == Output::json) {
     print_stdout(j.dump(2) + "\n");

@@ -116,7 +116,7 @@ namespace {
 int run(int argc, char** argv) {
   using namespace lplab::tool;
   CLI::App app{"lplab: what low-precision number formats do to your numbers"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);  // none only with --version (checked after parsing)
   bool version = false;
   app.add_flag("--version", version, "Print the version, the CPU and the SIMD target in use, and exit");
   std::string output = "table";
@@ -204,18 +204,6 @@ int run(int argc, char** argv) {
   regress_cmd->add_option("--only", regress_only,
                           "Baseline suites to run: finfo, values, conversions, blocks, kernels, experiments");
 
-  if (argc == 2 && std::string_view(argv[1]) == "--version") {
-    lplab::kernels::SimdTarget target;
-    try {
-      target = lplab::kernels::current_simd_target();
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "lplab: error: %s\n", e.what());
-      return 2;
-    }
-    print_stdout(fmt::format("lplab {}\nCPU: {}\nSIMD target: {}\ncores: {}\n", LPLAB_VERSION,
-                             lplab::kernels::cpu_model(), target.name, std::thread::hardware_concurrency()));
-    return 0;
-  }
   const std::string first = argc > 1 ? argv[1] : "";
   static constexpr const char* commands[] = {"formats", "finfo",   "inspect", "list",   "run",
                                              "merge",   "account", "report",  "regress"};
@@ -257,13 +245,21 @@ int run(int argc, char** argv) {
   }
   // LPLAB_SIMD_TARGET is configuration: a bad value is one line and exit 2
   // in every command, whether or not the command reaches a kernel.
+  lplab::kernels::SimdTarget target;
   try {
-    (void)lplab::kernels::current_simd_target();
+    target = lplab::kernels::current_simd_target();
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "lplab: error: %s\n", e.what());
     return 2;
   }
   try {
+    if (version) {
+      print_stdout(fmt::format("lplab {}\nCPU: {}\nSIMD target: {}\ncores: {}\n", LPLAB_VERSION,
+                               lplab::kernels::cpu_model(), target.name, std::thread::hardware_concurrency()));
+      return 0;
+    }
+    if (app.get_subcommands().empty())
+      throw UsageError(fmt::format("a command is required ({}; or --version, --help)", fmt::join(commands, ", ")));
     const Output out = parse_output(output);
     if (formats_cmd->parsed()) run_formats(out);
     if (finfo_cmd->parsed()) {
