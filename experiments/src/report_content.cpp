@@ -260,8 +260,33 @@ std::vector<Plot> report_plots(const std::vector<Table>& tables) {
     q.ylabel = "loss / fp32 loss at the same step";
     q.logy = true;
     q.series = series_from_table(*t, "step", "loss_vs_fp32", {"recipe"}, {}, false, true);
-    q.caption = "1 means the recipe trains exactly like fp32. Skipped steps of dynamic loss scaling delay the loss.";
+    // Skipped steps (a non-finite gradient: no update) as large marks on
+    // their recipe's curve, one legend entry per recipe that skipped any.
+    const std::size_t skipped = t->column("skipped");
+    for (Series& s : series_from_table(*t, "step", "loss_vs_fp32", {"recipe"},
+                                       [skipped](const Row& r) { return cell_number(r.cells[skipped]) == 1; }, false,
+                                       true)) {
+      s.name = "skipped step (" + s.name + ")";
+      s.style = "points pt 7 ps 1.5";
+      q.series.push_back(std::move(s));
+    }
+    q.caption = "1 means the recipe trains exactly like fp32. Large dots mark skipped steps (a non-finite gradient: "
+                "the update is dropped and a dynamic scale halves); none drawn means no recipe skipped a step.";
     add_plot(plots, std::move(q));
+    Plot r;
+    r.id = "training_loss_scale";
+    r.title = "Two-layer model: the fp16 loss scale per step";
+    r.xlabel = "SGD step";
+    r.ylabel = "loss scale";
+    r.logy = true;
+    r.series = series_from_table(*t, "step", "loss_scale", {"recipe"},
+                                 where(*t, {{"recipe", "fp16_static"}}), false, true);
+    for (Series& s : series_from_table(*t, "step", "loss_scale", {"recipe"},
+                                       where(*t, {{"recipe", "fp16_dynamic"}}), false, true))
+      r.series.push_back(std::move(s));
+    r.caption = "The static scale stays where it was set; the dynamic one (PyTorch GradScaler's rules) doubles after "
+                "each run of finite steps and halves on a skipped step, so it grows as the gradients shrink.";
+    add_plot(plots, std::move(r));
   }
   return plots;
 }
@@ -359,7 +384,13 @@ Table report_summary(const std::vector<Table>& tables) {
       "> 0: why loss scaling exists", "training_steps");
   add("fp16 with static loss scaling: gradient underflow at the last step",
       fmtd(lookup(tables, "training_steps", {{"recipe", "fp16_static"}}, "grad_underflow_frac"), "{:.3g}"),
-      "near 0", "training_steps");
+      "below unscaled fp16's", "training_steps");
+  add("fp16 with dynamic loss scaling (GradScaler's defaults): underflow at the last step, final scale",
+      fmt::format("{} at scale {}",
+                  cell_text(fmtd(lookup(tables, "training_steps", {{"recipe", "fp16_dynamic"}}, "grad_underflow_frac"),
+                                 "{:.3g}")),
+                  cell_text(fmtd(lookup(tables, "training_steps", {{"recipe", "fp16_dynamic"}}, "loss_scale"), "{:.4g}"))),
+      "near 0: the scale grows as the gradients shrink", "training_steps");
   add("two-layer forward FLOPs (B=16384, D=32768, K=8192)",
       fmtd(lookup(tables, "accounting_matmul", {{"name", "two_layer_forward"}}, "flops"), "{:.4g}"), "4.398e13 (lecture)",
       "accounting_matmul");

@@ -11,6 +11,7 @@
 // Backward, with g2 = dloss/dh2 = 2 h2 / (B K):
 //   dw2 = h1^T g2   (D x B)(B x K)      g1 = g2 w2^T   (B x K)(K x D)
 //   dw1 = x^T g1    (D x B)(B x D)      (dx = g1 w1^T is not needed: x is data)
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -56,7 +57,7 @@ constexpr std::uint64_t kStreamW1 = 1, kStreamW2 = 2, kStreamBatch = 16;
 struct Config {
   std::size_t b, d, kk;  // batch (tokens), hidden width, output width
   double lr, init_scale, static_scale, dynamic_init;
-  std::int64_t steps, growth_interval;
+  std::int64_t steps, growth_interval;  // growth_interval resolved: never 0
   std::uint64_t seed;
   unsigned threads;
   k::ScaleRule mx_rule;
@@ -346,6 +347,17 @@ std::vector<StepRow> train(const Config& c, Recipe recipe, FlopCount& flops) {
   return rows;
 }
 
+// PyTorch's GradScaler doubles its scale after 2000 finite steps in a row
+// (torch.amp.GradScaler, growth_interval=2000), an interval made for runs of
+// tens of thousands of steps. growth_interval = 0 scales it to this run:
+// the scale may double kGrowths times, as often as 2000 allows in a run of
+// 2000 * kGrowths = 20,000 steps. A positive value is used as given.
+constexpr std::int64_t kTorchGrowthInterval = 2000, kGrowths = 10;
+std::int64_t scaled_growth_interval(std::int64_t given, std::int64_t steps) {
+  if (given > 0) return given;
+  return std::max<std::int64_t>(1, (steps + kGrowths - 1) / kGrowths);  // ceil(steps / 10)
+}
+
 std::vector<Table> run(const Context& ctx) {
   const Params& p = ctx.params;
   Config c{static_cast<std::size_t>(p.integer("batch")),
@@ -356,7 +368,7 @@ std::vector<Table> run(const Context& ctx) {
            p.real("static_scale"),
            p.real("dynamic_init"),
            p.integer("steps"),
-           p.integer("growth_interval"),
+           scaled_growth_interval(p.integer("growth_interval"), p.integer("steps")),
            static_cast<std::uint64_t>(p.integer("seed")),
            ctx.threads,
            p.text("mx_scale_rule") == "ceil" ? k::ScaleRule::ceil : k::ScaleRule::floor};
@@ -441,10 +453,17 @@ std::vector<Table> run(const Context& ctx) {
       "Loss scaling (Micikevicius et al. 2017, Mixed Precision Training, section 3.2): g2 is multiplied by the "
       "scale and the weight gradients divided by it in fp32 before the update. fp16_static uses " +
           shortest(c.static_scale) + "; fp16_dynamic starts at " + shortest(c.dynamic_init) +
-          ", halves and skips the step when a weight gradient is inf or NaN, and doubles after " +
-          std::to_string(c.growth_interval) +
-          " finite steps in a row (PyTorch's GradScaler, whose default interval, 2000, is longer than this run). "
-          "Any recipe skips a step with a non-finite gradient; skipped is 1 for such a step.",
+          (c.dynamic_init == 0x1p16 ? " (torch.amp.GradScaler's init_scale, 2^16)" : "") +
+          ", halves and skips the step when a weight gradient is inf "
+          "or NaN, and doubles after " +
+          std::to_string(c.growth_interval) + " finite steps in a row" +
+          (p.integer("growth_interval") == 0
+               ? " (PyTorch's growth_interval, 2000, scaled to this run of " + std::to_string(c.steps) +
+                     " steps: the scale may double " + std::to_string(kGrowths) + " times, as in a run of " +
+                     std::to_string(kTorchGrowthInterval * kGrowths) + " steps under PyTorch's default)"
+               : " (set by growth_interval)") +
+          ". Any recipe skips a step with a non-finite gradient; skipped is 1 for such a step (marked in the "
+          "report's loss plot).",
       "fp8_tensor: E4M3 batch, weights and activations and E5M2 gradients, one fp32 scale per tensor from its "
       "current amax (Transformer Engine's current scaling, kernels TensorScaling). fp8_mx: MXFP8, blocks of 32 "
       "along the contraction dimension with E8M0 scales (OCP MX v1.0), each layout of a tensor quantized "
@@ -501,10 +520,11 @@ Experiment training_experiment() {
            {}},
           {"growth_interval",
            ParamType::integer,
-           "2",
-           1,
+           "0",
+           0,
            1000000,
-           "fp16_dynamic: finite steps in a row before the scale doubles",
+           "fp16_dynamic: finite steps in a row before the scale doubles; 0: PyTorch's 2000 scaled to the run, "
+           "ceil(steps / 10)",
            {}},
           {"mx_scale_rule",
            ParamType::text,
@@ -517,9 +537,11 @@ Experiment training_experiment() {
       },
       {},
       false,
-      // Eight steps, and a dynamic scale that starts too high (2^34: g2 * 2^34
-      // overflows fp16), so that the report shows skipped steps and recovery.
-      {{"steps", "8"}, {"dynamic_init", "0x1p34"}},
+      // Long enough for the gradients to shrink by about 2^8 (the loss by
+      // 10^5), so that unscaled and statically scaled fp16 lose them to
+      // underflow while the dynamic scale grows; every recipe at PyTorch's
+      // defaults (1.5 s on a Zen 5 core).
+      {{"steps", "200"}},
       run,
       {{"steps", "2"}, {"batch", "32"}, {"d", "32"}, {"k", "32"}},
   };

@@ -9,6 +9,7 @@
 #include <map>
 #include <numbers>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
@@ -185,6 +186,48 @@ TEST(Training, dynamic_loss_scale_halves_on_overflow_and_grows) {
   EXPECT_EQ(num(tables[0], *rows[7], "skipped"), 0);
   // A skipped step leaves the weights alone: the loss is not lowered.
   EXPECT_GT(num(tables[0], *rows[1], "loss_vs_fp32"), 1.1);
+}
+
+// The report runs every recipe at its best: PyTorch GradScaler's init scale
+// (2^16) and its growth interval (2000) scaled to the run (ceil(steps / 10)),
+// over a run long enough for the gradients to shrink into fp16's subnormals.
+TEST(Training, report_run_uses_gradscaler_defaults) {
+  const Experiment* e = find_experiment("training");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->report_params.count("dynamic_init"), 0u);
+  EXPECT_EQ(e->report_params.count("growth_interval"), 0u);
+  ASSERT_EQ(e->report_params.count("steps"), 1u);
+  const std::int64_t steps = std::stoll(e->report_params.at("steps"));
+  EXPECT_GE(steps, 100);
+  auto given = e->report_params;
+  given["recipes"] = "fp32,fp16,fp16_static,fp16_dynamic";
+  const Table t = run_with(given)[0];
+  const auto dyn = recipe_rows(t, "fp16_dynamic"), plain = recipe_rows(t, "fp16");
+  ASSERT_EQ(dyn.size(), static_cast<std::size_t>(steps));
+  EXPECT_EQ(num(t, *dyn[0], "loss_scale"), 65536.0);
+  const std::int64_t interval = (steps + 9) / 10;
+  // No step overflows at these scales, so the scale doubles every `interval`
+  // steps exactly: 2^16 * 2^floor(s / interval) at step s.
+  for (std::int64_t s = 0; s < steps; ++s) {
+    EXPECT_EQ(num(t, *dyn[s], "skipped"), 0) << s;
+    EXPECT_EQ(num(t, *dyn[s], "loss_scale"), std::ldexp(65536.0, static_cast<int>(s / interval))) << s;
+  }
+  // Unscaled fp16 flushes a growing share of its gradients as the loss falls;
+  // the growing dynamic scale keeps every one of them.
+  EXPECT_GT(num(t, *plain.back(), "grad_underflow_frac"), 0.1);
+  EXPECT_GT(num(t, *plain.back(), "grad_underflow_frac"), num(t, *plain.front(), "grad_underflow_frac"));
+  EXPECT_EQ(num(t, *dyn.back(), "grad_underflow_frac"), 0);
+  EXPECT_LT(std::abs(num(t, *dyn.back(), "loss_vs_fp32") - 1), 0.05);
+}
+
+// growth_interval = 0 means ceil(steps / 10); a positive value is used as is.
+TEST(Training, growth_interval_scales_with_the_run) {
+  for (const auto& [steps, interval, expected_doublings] :
+       {std::tuple{"25", "0", 8}, std::tuple{"25", "5", 4}, std::tuple{"7", "0", 6}}) {
+    const Table t = run_with({{"recipes", "fp32,fp16_dynamic"}, {"steps", steps}, {"growth_interval", interval}})[0];
+    const auto dyn = recipe_rows(t, "fp16_dynamic");
+    EXPECT_EQ(num(t, *dyn.back(), "loss_scale"), std::ldexp(65536.0, expected_doublings)) << steps << " " << interval;
+  }
 }
 
 TEST(Training, shards_split_by_recipe) {
