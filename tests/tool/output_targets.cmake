@@ -59,7 +59,7 @@ endif()
 # 4. Standard output on a full device.
 if(EXISTS /dev/full)
   set(full_msg "^lplab: error: cannot write the output to standard output: No space left on device$")
-  foreach(cmd "finfo;--all" "formats" "inspect;1.5" "inspect;--code;0x7e" "list" "run;footprint"
+  foreach(cmd "finfo;--all" "formats" "inspect;1.5" "inspect;--code;0x7e" "values;e4m3" "list" "run;footprint"
               "account" "--version")
     execute_process(COMMAND ${TOOL} ${cmd} OUTPUT_FILE /dev/full RESULT_VARIABLE rc ERROR_VARIABLE err)
     string(REGEX REPLACE "\n$" "" line "${err}")

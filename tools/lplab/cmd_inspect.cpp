@@ -62,15 +62,6 @@ std::string error_text(const Error& err) {
   return err.known ? fmt::format("{:.6g}", err.value) : fmt::format("|e|<{:.3g}", err.bound);
 }
 
-// A code in hex, as many digits as the format's bits need.
-std::string code_hex(const FormatEntry* e, std::uint64_t c) { return fmt::format("0x{:0{}x}", c, (e->info.bits + 3) / 4); }
-
-// A code's value for JSON: a number when finite, else its text (inf, nan).
-nlohmann::ordered_json value_json(const FormatEntry* e, std::uint64_t c) {
-  const double v = e->to_double(c);
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(c));
-}
-
 struct Row {
   const FormatEntry* e;
   std::uint64_t code;
@@ -80,6 +71,22 @@ struct Row {
 };
 
 }  // namespace
+
+std::string code_hex(const FormatEntry* e, std::uint64_t c) { return fmt::format("0x{:0{}x}", c, (e->info.bits + 3) / 4); }
+
+nlohmann::ordered_json value_json(const FormatEntry* e, std::uint64_t c) {
+  const double v = e->to_double(c);
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(c));
+}
+
+std::string code_class(const FormatEntry* e, std::uint64_t c) {
+  const double v = e->to_double(c);
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return "infinity";
+  if (v == 0) return "zero";
+  if (std::fabs(v) < e->info.smallest_normal) return "subnormal";
+  return "normal";
+}
 
 void run_inspect(const std::string& value, const std::vector<const FormatEntry*>& fs,
                  const std::string& round, const std::string& overflow,
@@ -237,20 +244,12 @@ void run_decode(const std::string& code_text, std::vector<const FormatEntry*> fs
     if (too_wide(e))
       throw UsageError(fmt::format("--code: {} does not fit {}'s {} bits (largest code 0x{:x})", code_text, e->name,
                                    e->info.bits, (std::uint64_t{1} << e->info.bits) - 1));
-  auto class_of = [](const FormatEntry* e, std::uint64_t c) -> std::string {
-    const double v = e->to_double(c);
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return "infinity";
-    if (v == 0) return "zero";
-    if (std::fabs(v) < e->info.smallest_normal) return "subnormal";
-    return "normal";
-  };
   std::vector<std::vector<std::string>> table = {{"format", "bits (s|e|m)", "code", "value", "class"}};
   nlohmann::ordered_json j = {{"code", code_text}, {"results", nlohmann::ordered_json::array()}};
   for (const FormatEntry* e : fs) {
     const std::string hex = code_hex(e, code);
     const std::string bits = bit_groups(code, e->info.is_signed, e->info.exponent_bits, e->info.mantissa_bits);
-    const std::string cls = class_of(e, code);
+    const std::string cls = code_class(e, code);
     table.push_back({std::string(e->name), bits, hex, e->to_text(code), cls});
     j["results"].push_back({{"format", e->name}, {"code", hex}, {"bits", bits}, {"value", value_json(e, code)},
                             {"class", cls}});

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lplab/experiments/format_registry.h"
 #include "lplab/experiments/runner.h"
 
@@ -28,11 +30,21 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows);
 // std::system_error with its errno (main reports it in one line).
 void print_stdout(const std::string& text);
 
+// A code in hex, as many digits as the format's bits need (0x7e, 0x3f80).
+std::string code_hex(const FormatEntry* e, std::uint64_t c);
+// A code's value for JSON: a number when finite, else its text (inf, nan).
+nlohmann::ordered_json value_json(const FormatEntry* e, std::uint64_t c);
+// nan, infinity, zero, subnormal or normal.
+std::string code_class(const FormatEntry* e, std::uint64_t c);
+
 void run_formats(Output out);
 void run_finfo(const std::vector<const FormatEntry*>& fs, Output out);
 // inspect --code: the bits, value and class of one code in each format.
 // Without formats named (`named` false), the formats the code fits.
 void run_decode(const std::string& code, std::vector<const FormatEntry*> fs, bool named, Output out);
+// `lplab values FORMAT`: every code of a format of at most 16 bits with its
+// bits, value and class, in code order or (order "value") ascending value.
+void run_values(const FormatEntry* e, const std::string& order, Output out);
 void run_inspect(const std::string& value, const std::vector<const FormatEntry*>& fs,
                  const std::string& round, const std::string& overflow,
                  std::optional<std::uint64_t> seed, Output out);

@@ -150,6 +150,12 @@ int run(int argc, char** argv) {
   inspect_cmd->add_option("--overflow", overflow, "ieee or saturate");
   inspect_cmd->add_option("--output", output, "table, csv or json");
 
+  std::string values_name, values_order = "code";
+  auto* values_cmd = app.add_subcommand("values", "Every code of a format of at most 16 bits: bits, value, class");
+  values_cmd->add_option("format", values_name, "The format (fp16, bf16, e4m3, e2m1, ...)")->required();
+  values_cmd->add_option("--order", values_order, "code (default) or value (ascending; NaNs last)");
+  values_cmd->add_option("--output", output, "table, csv or json");
+
   std::string list_name;
   auto* list_cmd = app.add_subcommand("list", "The experiments, or one experiment's parameters");
   list_cmd->add_option("experiment", list_name, "An experiment (default: list them all)");
@@ -205,8 +211,8 @@ int run(int argc, char** argv) {
                           "Baseline suites to run: finfo, values, conversions, blocks, kernels, experiments");
 
   const std::string first = argc > 1 ? argv[1] : "";
-  static constexpr const char* commands[] = {"formats", "finfo",   "inspect", "list",   "run",
-                                             "merge",   "account", "report",  "regress"};
+  static constexpr const char* commands[] = {"formats", "finfo",   "inspect", "values", "list",
+                                             "run",     "merge",   "account", "report", "regress"};
   if (!first.empty() && first[0] != '-' &&
       std::none_of(std::begin(commands), std::end(commands), [&](const char* c) { return first == c; })) {
     std::fprintf(stderr, "lplab: error: unknown command '%s' (%s)\n", argv[1],
@@ -279,6 +285,7 @@ int run(int argc, char** argv) {
       if (seed_text) seed = parse_seed(*seed_text);
       run_inspect(taken.front(), resolve_formats(to), round, overflow, seed, out);
     }
+    if (values_cmd->parsed()) run_values(resolve_formats({values_name}).front(), values_order, out);
     if (list_cmd->parsed()) run_list(list_name, out);
     if (run_cmd->parsed()) {
       request.params = parse_assignments(param_args, "--param");

@@ -1,0 +1,68 @@
+// lplab values FORMAT: every code of a format of at most 16 bits, with its
+// bits, value and class, as a table, CSV or JSON.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "lplab/commands.h"
+#include "lplab/experiments/text.h"
+
+namespace lplab::tool {
+
+void run_values(const FormatEntry* e, const std::string& order, Output out) {
+  // Step 1: the request, checked before anything is printed.
+  constexpr int kMaxBits = 16;  // 65536 codes: a table one can still read or load
+  if (e->info.bits > kMaxBits)
+    throw UsageError(fmt::format("values: {} has {} bits ({} codes); values lists formats of at most {} bits",
+                                 e->name, e->info.bits, std::uint64_t{1} << e->info.bits, kMaxBits));
+  if (order != "code" && order != "value")
+    throw UsageError(fmt::format("--order: '{}' is not code or value", order));
+
+  // Step 2: the codes, in code order or by value (NaNs last; -0 before +0).
+  std::vector<std::uint64_t> codes(std::size_t{1} << e->info.bits);
+  std::iota(codes.begin(), codes.end(), std::uint64_t{0});
+  if (order == "value") {
+    std::stable_sort(codes.begin(), codes.end(), [e](std::uint64_t a, std::uint64_t b) {
+      const double x = e->to_double(a), y = e->to_double(b);
+      if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
+      if (x != y) return x < y;
+      return std::signbit(x) && !std::signbit(y);
+    });
+  }
+
+  // Step 3: one row per code.
+  const FinfoRecord& f = e->info;
+  std::vector<std::vector<std::string>> table = {{"code", "bits (s|e|m)", "value", "class"}};
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (std::uint64_t c : codes) {
+    std::vector<std::string> row = {code_hex(e, c), bit_groups(c, f.is_signed, f.exponent_bits, f.mantissa_bits),
+                                    e->to_text(c), code_class(e, c)};
+    if (out == Output::json)
+      rows.push_back({{"code", row[0]}, {"bits", row[1]}, {"value", value_json(e, c)}, {"class", row[3]}});
+    else
+      table.push_back(std::move(row));
+  }
+
+  // Step 4: print.
+  const std::uint64_t inf_codes = (std::uint64_t{1} << f.bits) - f.finite_codes - f.nan_codes;
+  if (out == Output::json) {
+    nlohmann::ordered_json j = {{"format", e->name},   {"bits", f.bits},
+                                {"codes", codes.size()}, {"finite_codes", f.finite_codes},
+                                {"finite_values", f.finite_values}, {"nan_codes", f.nan_codes},
+                                {"infinity_codes", inf_codes},      {"order", order},
+                                {"values", std::move(rows)}};
+    print_stdout(j.dump(2) + "\n");
+  } else if (out == Output::csv) {
+    std::string s;
+    for (const auto& r : table) s += fmt::format("{}\n", fmt::join(r, ","));
+    print_stdout(s);
+  } else {
+    print_stdout(fmt::format("{}: {} codes: {} finite ({} distinct values), {} NaN, {} infinite; in {} order\n\n{}",
+                             e->name, codes.size(), f.finite_codes, f.finite_values, f.nan_codes, inf_codes, order,
+                             render_table(table)));
+  }
+}
+
+}  // namespace lplab::tool
