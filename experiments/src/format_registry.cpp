@@ -1,7 +1,13 @@
 #include "lplab/experiments/format_registry.h"
 
+
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
 #include <utility>
+
+#include "lplab/experiments/text.h"
 
 namespace lplab::experiments {
 namespace {
@@ -60,28 +66,84 @@ const std::array<FormatEntry, 11>& table() {
 
 std::span<const FormatEntry> formats() { return table(); }
 
-std::vector<const FormatEntry*> formats_named_like(std::string_view name) {
-  // Family names: fp8 and float8 mean every float8_* format, and so on.
-  static constexpr std::pair<std::string_view, std::string_view> families[] = {
-      {"fp8", "float8_"}, {"float8", "float8_"}, {"fp6", "float6_"},
-      {"float6", "float6_"}};
-  std::string prefix(name);
-  for (const auto& [family, p] : families)
-    if (name == family) prefix = p;
+std::vector<const FormatEntry*> format_group(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> groups[] = {
+      {"fp8", "float8_"}, {"float8", "float8_"}, {"fp6", "float6_"}, {"float6", "float6_"}};
   std::vector<const FormatEntry*> out;
-  for (const FormatEntry& e : table())
-    if (e.name.starts_with(prefix)) out.push_back(&e);
+  for (const auto& [group, prefix] : groups)
+    if (name == group)
+      for (const FormatEntry& e : table())
+        if (e.name.starts_with(prefix)) out.push_back(&e);
+  return out;
+}
+
+namespace {
+
+// Short names: PyTorch's and ml_dtypes' spellings, and the element layouts.
+constexpr std::pair<std::string_view, std::string_view> aliases[] = {
+    {"fp32", "float32"},     {"float", "float32"},         {"fp16", "float16"},
+    {"half", "float16"},     {"bf16", "bfloat16"},         {"e4m3", "float8_e4m3fn"},
+    {"e4m3fn", "float8_e4m3fn"}, {"e5m2", "float8_e5m2"},  {"e4m3fnuz", "float8_e4m3fnuz"},
+    {"e5m2fnuz", "float8_e5m2fnuz"}, {"e8m0", "float8_e8m0fnu"}, {"e2m3", "float6_e2m3fn"},
+    {"e3m2", "float6_e3m2fn"}, {"e2m1", "float4_e2m1fn"},  {"fp4", "float4_e2m1fn"},
+    {"float4", "float4_e2m1fn"}};
+
+std::string names_of(const std::vector<const FormatEntry*>& fs) {
+  std::string s;
+  for (const FormatEntry* e : fs) s += (s.empty() ? "" : ", ") + std::string(e->name);
+  return s;
+}
+
+// One edit (insert, delete or replace a character) turns a into b.
+bool one_edit_apart(std::string_view a, std::string_view b) {
+  if (a.size() > b.size()) std::swap(a, b);
+  if (b.size() - a.size() > 1) return false;
+  std::size_t i = 0;
+  while (i < a.size() && a[i] == b[i]) ++i;
+  const std::size_t skip_b = i + 1, skip_a = a.size() == b.size() ? i + 1 : i;
+  return a.substr(std::min(skip_a, a.size())) == b.substr(std::min(skip_b, b.size()));
+}
+
+[[noreturn]] void unknown(std::string_view name) {
+  std::vector<std::string_view> near;
+  if (!name.empty()) {
+    for (const FormatEntry& e : table())
+      if (e.name.starts_with(name) || one_edit_apart(name, e.name)) near.push_back(e.name);
+    for (const auto& [alias, target] : aliases)
+      if (one_edit_apart(name, alias)) near.push_back(alias);
+  }
+  throw UsageError(near.empty() ? fmt::format("unknown format '{}' (see 'lplab formats')", shown(name))
+                                : fmt::format("unknown format '{}' (did you mean {}?)", shown(name), fmt::join(near, ", ")));
+}
+
+}  // namespace
+
+const FormatEntry& resolve_format(std::string_view name) {
+  if (const FormatEntry* e = find_format(name)) return *e;
+  if (const auto members = format_group(name); !members.empty())
+    throw UsageError(fmt::format("'{}' is a group of {} formats ({}); name one", name, members.size(),
+                                 names_of(members)));
+  unknown(name);
+}
+
+std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::string>& names) {
+  std::vector<const FormatEntry*> out;
+  const auto add = [&out](const FormatEntry* e) {
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  };
+  for (const std::string& n : names) {
+    if (const FormatEntry* e = find_format(n)) {
+      add(e);
+    } else if (const auto members = format_group(n); !members.empty()) {
+      for (const FormatEntry* m : members) add(m);
+    } else {
+      unknown(n);
+    }
+  }
   return out;
 }
 
 const FormatEntry* find_format(std::string_view name) {
-  static constexpr std::pair<std::string_view, std::string_view> aliases[] = {
-      {"fp32", "float32"},     {"float", "float32"},         {"fp16", "float16"},
-      {"half", "float16"},     {"bf16", "bfloat16"},         {"e4m3", "float8_e4m3fn"},
-      {"e4m3fn", "float8_e4m3fn"}, {"e5m2", "float8_e5m2"},  {"e4m3fnuz", "float8_e4m3fnuz"},
-      {"e5m2fnuz", "float8_e5m2fnuz"}, {"e8m0", "float8_e8m0fnu"}, {"e2m3", "float6_e2m3fn"},
-      {"e3m2", "float6_e3m2fn"}, {"e2m1", "float4_e2m1fn"},  {"fp4", "float4_e2m1fn"},
-      {"float4", "float4_e2m1fn"}};
   for (const auto& [alias, target] : aliases)
     if (name == alias) name = target;
   for (const FormatEntry& e : table())

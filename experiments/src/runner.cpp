@@ -19,28 +19,6 @@
 
 namespace lplab::experiments {
 
-std::vector<const FormatEntry*> resolve_dtypes(const std::vector<std::string>& names) {
-  std::vector<const FormatEntry*> out;
-  for (const std::string& n : names) {
-    if (const FormatEntry* e = find_format(n)) {
-      if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
-      continue;
-    }
-    const std::vector<const FormatEntry*> family = n.empty() ? std::vector<const FormatEntry*>{}
-                                                             : formats_named_like(n);
-    // A family name (fp8, fp6) means all of its formats.
-    if (n == "fp8" || n == "float8" || n == "fp6" || n == "float6") {
-      for (const FormatEntry* e : family)
-        if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
-      continue;
-    }
-    if (family.size() == 1)
-      throw UsageError(fmt::format("unknown dtype '{}' (did you mean {}?)", n, family.front()->name));
-    throw UsageError(fmt::format("unknown dtype '{}' (see 'lplab formats')", n));
-  }
-  return out;
-}
-
 PreparedRun prepare(const RunRequest& request) {
   PreparedRun run;
   run.experiment = find_experiment(request.experiment);
@@ -54,7 +32,7 @@ PreparedRun prepare(const RunRequest& request) {
   run.params = Params(e.params, request.params, e.name);
   if (e.default_dtypes.empty() && !request.dtypes.empty())
     throw UsageError(fmt::format("{} takes no --dtypes", e.name));
-  run.dtypes = resolve_dtypes(request.dtypes.empty() ? e.default_dtypes : request.dtypes);
+  run.dtypes = resolve_format_list(request.dtypes.empty() ? e.default_dtypes : request.dtypes);
   if (!e.takes_input && !request.input.empty())
     throw UsageError(fmt::format("{} takes no --input", e.name));
   run.shard = parse_shard(request.shard);

@@ -106,10 +106,6 @@ std::string suggestion(std::string_view word, const std::vector<std::string_view
 }
 
 // User text echoed in a message: at most 60 characters of it.
-std::string shown(std::string_view s) {
-  return s.size() <= 60 ? std::string(s) : std::string(s.substr(0, 60)) + "...";
-}
-
 std::string join(const std::vector<std::string_view>& words) {
   return fmt::format("{}", fmt::join(words, ", "));
 }
@@ -217,13 +213,11 @@ class Reader {
 
   const FormatEntry* format(const YAML::Node& node, SpecPlace at, std::string_view field) const {
     const std::string s = text(node, at, field);
-    const FormatEntry* f = find_format(s);
-    if (f == nullptr) {
-      std::vector<std::string_view> names;
-      for (const FormatEntry& e : formats()) names.push_back(e.name);
-      fail(at, fmt::format("{}: unknown format '{}'{}; known: {}", field, shown(s), suggestion(s, names), join(names)));
+    try {
+      return &resolve_format(s);
+    } catch (const UsageError& e) {
+      fail(at, fmt::format("{}: {}", field, e.what()));
     }
-    return f;
   }
 
   template <class F>

@@ -27,6 +27,10 @@ std::string py_repr(double v) {
   return s;
 }
 
+std::string shown(std::string_view s) {
+  return s.size() <= 60 ? std::string(s) : std::string(s.substr(0, 60)) + "...";
+}
+
 std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, int mantissa_bits) {
   std::string out;
   auto put = [&](int from, int count) {

@@ -124,9 +124,11 @@ TEST(Spec, errors_name_line_and_column) {
             "s.yaml:4:25: underflow_fraction: expected a finite number, got 'nan'");
   EXPECT_EQ(error_of("checks:\n  - name: c\n    convert: {format: bf16, input: g.npy}\n    max_abs_err: -inf\n"),
             "s.yaml:4:18: max_abs_err: expected a finite number, got '-inf'");
-  EXPECT_EQ(error_of("checks:\n  - name: c\n    convert: {format: bf17, input: g.npy}\n    max_abs_err: 1\n")
-                .substr(0, 69),
-            "s.yaml:3:23: format: unknown format 'bf17'; known: float32, float16, ");
+  EXPECT_EQ(error_of("checks:\n  - name: c\n    convert: {format: bf17, input: g.npy}\n    max_abs_err: 1\n"),
+            "s.yaml:3:23: format: unknown format 'bf17' (did you mean bf16?)");
+  // A group where one format is needed: the same words as every command.
+  EXPECT_EQ(error_of("checks:\n  - name: c\n    convert: {format: fp6, input: g.npy}\n    max_abs_err: 1\n"),
+            "s.yaml:3:23: format: 'fp6' is a group of 2 formats (float6_e2m3fn, float6_e3m2fn); name one");
   EXPECT_EQ(error_of("checks:\n  - name: c\n    convert: {format: bf16, input: g.npy}\n"),
             "s.yaml:2:5: check 'c': missing the metric, one of assert_close, max_ulp, sqnr_db, max_rel_err, "
             "norm_rel_err, max_abs_err, underflow_fraction, overflow_fraction, mismatch_fraction");

@@ -24,28 +24,12 @@ Output parse_output(const std::string& s) {
 }
 
 std::vector<const FormatEntry*> resolve_formats(const std::vector<std::string>& names) {
-  std::vector<const FormatEntry*> out;
   if (names.empty()) {
+    std::vector<const FormatEntry*> out;
     for (const FormatEntry& e : formats()) out.push_back(&e);
     return out;
   }
-  for (const std::string& n : names) {
-    const FormatEntry* e = find_format(n);
-    if (e == nullptr) {
-      const std::vector<const FormatEntry*> like = n.empty() ? std::vector<const FormatEntry*>{}
-                                                             : formats_named_like(n);
-      if (like.size() > 1) {
-        std::vector<std::string_view> names;
-        for (const FormatEntry* f : like) names.push_back(f->name);
-        throw UsageError(fmt::format("ambiguous format '{}': {} (name one)", n, fmt::join(names, ", ")));
-      }
-      if (like.size() == 1)
-        throw UsageError(fmt::format("unknown format '{}' (did you mean {}?)", n, like.front()->name));
-      throw UsageError(fmt::format("unknown format '{}' (see 'lplab formats')", n));
-    }
-    out.push_back(e);
-  }
-  return out;
+  return resolve_format_list(names);
 }
 
 std::string render_table(const std::vector<std::vector<std::string>>& rows) {

@@ -285,7 +285,7 @@ int run(int argc, char** argv) {
       if (seed_text) seed = parse_seed(*seed_text);
       run_inspect(taken.front(), resolve_formats(to), round, overflow, seed, out);
     }
-    if (values_cmd->parsed()) run_values(resolve_formats({values_name}).front(), values_order, out);
+    if (values_cmd->parsed()) run_values(&resolve_format(values_name), values_order, out);
     if (list_cmd->parsed()) run_list(list_name, out);
     if (run_cmd->parsed()) {
       request.params = parse_assignments(param_args, "--param");

@@ -46,9 +46,23 @@ struct FormatEntry {
 std::span<const FormatEntry> formats();
 // The entry called `name` (also accepted: fp16, half, bf16, fp32, e4m3, ...).
 const FormatEntry* find_format(std::string_view name);
-// Every format whose name starts with `name`, or with the family it names
-// (fp8 and float8: float8_*; fp6: float6_*): the candidates for an ambiguous name.
-std::vector<const FormatEntry*> formats_named_like(std::string_view name);
+// The members of a group name, empty for any other name. Groups: fp8 and
+// float8 (every float8_* format: E4M3, E5M2, their fnuz variants and the E8M0
+// scale), fp6 and float6 (E2M3, E3M2).
+std::vector<const FormatEntry*> format_group(std::string_view name);
+
+// The one rule for names, in every command and spec:
+// - where a list of formats is accepted (inspect --to, finfo, run --dtypes),
+//   a group name stands for its members;
+// - where one format is needed (values, a spec's format fields), a group
+//   name is an error that lists its members;
+// - any other unknown name is an error, with the formats it is a prefix of
+//   or one edit away from as suggestions.
+// Errors are UsageError, worded "unknown format 'x' ..." or "'fp8' is a group
+// of 5 formats (...); name one".
+const FormatEntry& resolve_format(std::string_view name);
+// Every name resolved in order (groups expanded), each format once.
+std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::string>& names);
 
 }  // namespace lplab::experiments
 

@@ -55,9 +55,6 @@ RunResult execute(const PreparedRun& run, Progress& progress);
 
 // "I/N" with 0 <= I < N <= 100000; throws UsageError.
 Shard parse_shard(const std::string& text);
-// Formats by name (aliases and families as find_format takes them); throws
-// UsageError naming an unknown or ambiguous one.
-std::vector<const FormatEntry*> resolve_dtypes(const std::vector<std::string>& names);
 
 // The run's record, as `--output json` writes it.
 nlohmann::ordered_json run_record(const RunResult& r);
