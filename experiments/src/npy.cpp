@@ -45,18 +45,15 @@ U byteswap_bits(U u) {
   return r;
 }
 
-// The element values in C order: U is the unsigned integer of the element's
-// width, `swap` when the file's byte order is not the host's. A Fortran-order
-// array is put into C order by xtensor (a column-major adaptor assigned to a
-// row-major array).
 // The element values in C order from the data section `data` (exactly
 // count * sizeof(U) bytes): U is the unsigned integer of the element's width,
 // `swap` when the file's byte order is not the host's. A Fortran-order array
 // is put into C order by xtensor (a column-major adaptor assigned to a
-// row-major array).
+// row-major array). Raw data (`raw` not null) are codes of that format; a
+// code with bits above the format's width is refused, naming the element.
 template <class U>
 std::vector<double> decode(std::string_view data, const std::vector<std::size_t>& shape, std::size_t count,
-                           bool fortran, int width, bool swap) {
+                           bool fortran, int width, bool swap, const FormatEntry* raw, const std::string& path) {
   std::vector<U> words(count);
   if (data.size() != count * sizeof(U)) return {};
   if (count != 0) std::memcpy(words.data(), data.data(), data.size());
@@ -68,7 +65,13 @@ std::vector<double> decode(std::string_view data, const std::vector<std::size_t>
   out.reserve(count);
   for (U u : words) {
     if (swap) u = byteswap_bits(u);
-    if (width == 2) out.push_back(static_cast<double>(float16::from_bits(u)));
+    if (raw != nullptr) {
+      const std::uint64_t code = u;
+      if (raw->info.bits < 64 && code >> raw->info.bits != 0)
+        fail(path, fmt::format("element {} (C order) holds 0x{:x}, not a {} code ({} bits)", out.size(), code,
+                               raw->name, raw->info.bits));
+      out.push_back(raw->to_double(code));
+    } else if (width == 2) out.push_back(static_cast<double>(float16::from_bits(u)));
     else if (width == 4) out.push_back(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(u))));
     else out.push_back(std::bit_cast<double>(static_cast<std::uint64_t>(u)));
   }
@@ -80,8 +83,9 @@ struct DataLayout {
   std::uint64_t offset = 0;  // of the data section, from the file's start
   std::vector<std::size_t> shape;
   std::uint64_t count = 0;  // elements
-  int width = 0;            // bytes per element: 2, 4 or 8
+  int width = 0;            // bytes per element: 1 (raw only), 2, 4 or 8
   bool fortran = false;
+  const FormatEntry* raw = nullptr;  // raw (void) data: their format
   bool swap = false;
 };
 
@@ -95,7 +99,7 @@ constexpr std::size_t max_prefix_bytes = 6 + 2 + 4 + max_header_bytes;
 // max_prefix_bytes), and the data size against the file, before any of the
 // data is read or allocated.
 DataLayout describe(std::string_view head, std::uint64_t file_size, const std::string& path,
-                    std::size_t max_elements) {
+                    std::size_t max_elements, const FormatEntry* raw_format) {
   // 1. Framing: "\x93NUMPY", major, minor, then a little-endian header length
   //    of 2 bytes (1.0) or 4 bytes (2.0), read as unsigned bytes.
   auto byte = [&](std::size_t i) { return static_cast<std::uint64_t>(static_cast<unsigned char>(head[i])); };
@@ -122,20 +126,62 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
       header.find('}') == std::string::npos)
     fail(path, "malformed header (not a dictionary ending in a newline)");
   if (!std::regex_search(header, shape_re)) fail(path, "malformed header (shape is not a tuple of sizes)");
+  // xtensor's parser knows no void typestring ('<V2', written by np.save for
+  // ml_dtypes arrays, nor '<f1'): such a descr is read here and shown to the
+  // parser as an unsigned integer of the same width.
+  static const std::regex raw_re(R"('descr'\s*:\s*'([<>|=](V\d+|f1))')");
+  std::smatch raw_match;
+  std::string raw_descr;
+  if (std::regex_search(header, raw_match, raw_re)) {
+    raw_descr = raw_match[1].str();
+    const std::string width = raw_descr.substr(2);
+    header.replace(static_cast<std::size_t>(raw_match.position(1)), raw_descr.size(),
+                   width.size() <= 2 ? "<u" + width : "<u8");
+  }
   std::string descr;
   try {
     xt::detail::parse_header(header, descr, &l.fortran, l.shape);
+    if (!raw_descr.empty()) descr = raw_descr;
   } catch (const std::exception& e) {
     fail(path, fmt::format("malformed header ({})", e.what()));
   }
 
-  // 3. The dtype: float16/32/64 in either byte order.
+  // 3. The dtype: float16/32/64 in either byte order, or raw data of the
+  //    named format: a void descriptor ('<V2', '|V1') of its byte width.
   const bool little = std::endian::native == std::endian::little;
-  if (descr.size() != 3 || descr[1] != 'f' || (descr[2] != '2' && descr[2] != '4' && descr[2] != '8') ||
-      (descr[0] != '<' && descr[0] != '>'))
-    fail(path, fmt::format("dtype '{}' is not float16, float32 or float64", descr));
-  l.width = descr[2] - '0';
-  l.swap = (descr[0] == '<') != little;
+  //    ml_dtypes 0.6 saves float8_e5m2 as '<f1', which NumPy has no float
+  //    for: raw one-byte data too.
+  const bool is_void = (descr.size() >= 3 && descr[1] == 'V' &&
+                        std::string_view("<>|=").find(descr[0]) != std::string_view::npos &&
+                        descr.find_first_not_of("0123456789", 2) == std::string::npos) ||
+                       descr == "<f1" || descr == "|f1" || descr == ">f1";
+  if (is_void) {
+    const std::string width = descr.substr(2);
+    if (raw_format == nullptr)
+      fail(path, fmt::format("dtype '{}' is raw {}-byte data, as np.save writes ml_dtypes arrays (bfloat16, "
+                             "float8_*, float4_e2m1fn): name their format with --input-dtype (in a spec: "
+                             "{{path: FILE, dtype: FORMAT}})",
+                             descr, width));
+    const int need = (raw_format->info.bits + 7) / 8;
+    if (width != std::to_string(need))
+      fail(path, fmt::format("dtype '{}' holds {}-byte elements; {} codes take {} byte{}", descr, width,
+                             raw_format->name, need, need == 1 ? "" : "s"));
+    l.width = need;
+    l.raw = raw_format;
+    l.swap = !little;  // ml_dtypes writes the codes in the host's order: little-endian on x86 and Arm
+  } else {
+    if (descr.size() != 3 || descr[1] != 'f' || (descr[2] != '2' && descr[2] != '4' && descr[2] != '8') ||
+        (descr[0] != '<' && descr[0] != '>'))
+      fail(path, fmt::format("dtype '{}' is not float16, float32 or float64 (nor raw ml_dtypes data, '<V2' or "
+                             "'|V1')",
+                             descr));
+    l.width = descr[2] - '0';
+    l.swap = (descr[0] == '<') != little;
+    const std::string_view own = l.width == 2 ? "float16" : l.width == 4 ? "float32" : "float64";
+    if (raw_format != nullptr && raw_format->name != own)
+      fail(path, fmt::format("holds {} values (dtype '{}'); a format given for the input names raw (void) data only",
+                             own, descr));
+  }
 
   // 4. The size, checked against the file before any allocation. The product
   //    of the nonzero dimensions must fit too, even where a zero dimension
@@ -164,23 +210,32 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
   return l;
 }
 
+// The dtype a layout reads: the raw data's format, or the float's name.
+std::string dtype_name(const DataLayout& l) {
+  if (l.raw != nullptr) return std::string(l.raw->name);
+  return l.width == 2 ? "float16" : l.width == 4 ? "float32" : "float64";
+}
+
 // 5. The data, which follow the header directly.
 NpyArray decode_data(const DataLayout& l, std::string_view data, const std::string& path) {
   NpyArray out;
   out.shape = l.shape;
-  out.dtype = l.width == 2 ? "float16" : l.width == 4 ? "float32" : "float64";
+  out.dtype = dtype_name(l);
   const auto n = static_cast<std::size_t>(l.count);
-  if (l.width == 2) out.values = decode<std::uint16_t>(data, l.shape, n, l.fortran, l.width, l.swap);
-  else if (l.width == 4) out.values = decode<std::uint32_t>(data, l.shape, n, l.fortran, l.width, l.swap);
-  else out.values = decode<std::uint64_t>(data, l.shape, n, l.fortran, l.width, l.swap);
+  const auto words = [&]<class U>(U) { return decode<U>(data, l.shape, n, l.fortran, l.width, l.swap, l.raw, path); };
+  if (l.width == 1) out.values = words(std::uint8_t{});
+  else if (l.width == 2) out.values = words(std::uint16_t{});
+  else if (l.width == 4) out.values = words(std::uint32_t{});
+  else out.values = words(std::uint64_t{});
   if (out.values.size() != n) fail(path, "truncated data");
   return out;
 }
 
 }  // namespace
 
-NpyArray parse_npy(std::string_view bytes, const std::string& name, std::size_t max_elements) {
-  const DataLayout l = describe(bytes, bytes.size(), name, max_elements);
+NpyArray parse_npy(std::string_view bytes, const std::string& name, std::size_t max_elements,
+                   const FormatEntry* raw_format) {
+  const DataLayout l = describe(bytes, bytes.size(), name, max_elements, raw_format);
   return decode_data(l, bytes.substr(static_cast<std::size_t>(l.offset)), name);
 }
 
@@ -189,7 +244,8 @@ namespace {
 // The file opened and its header described (at most max_prefix_bytes read),
 // so that the sizes are checked against the file before its data are
 // allocated.
-DataLayout open_npy(const std::string& path, std::size_t max_elements, std::ifstream& in) {
+DataLayout open_npy(const std::string& path, std::size_t max_elements, const FormatEntry* raw_format,
+                    std::ifstream& in) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
   if (!std::filesystem::is_regular_file(path, ec)) fail(path, "no such file");
@@ -200,22 +256,21 @@ DataLayout open_npy(const std::string& path, std::size_t max_elements, std::ifst
   std::string head(static_cast<std::size_t>(std::min<std::uintmax_t>(file_size, max_prefix_bytes)), '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
-  return describe(head, file_size, path, max_elements);
+  return describe(head, file_size, path, max_elements, raw_format);
 }
 
 }  // namespace
 
-NpyHeader probe_npy(const std::string& path, std::size_t max_elements) {
+NpyHeader probe_npy(const std::string& path, std::size_t max_elements, const FormatEntry* raw_format) {
   std::ifstream in;
-  const DataLayout l = open_npy(path, max_elements, in);
-  return {l.shape, l.width == 2 ? "float16" : l.width == 4 ? "float32" : "float64", static_cast<std::size_t>(l.count),
-          static_cast<std::size_t>(l.width)};
+  const DataLayout l = open_npy(path, max_elements, raw_format, in);
+  return {l.shape, dtype_name(l), static_cast<std::size_t>(l.count), static_cast<std::size_t>(l.width)};
 }
 
-NpyArray read_npy(const std::string& path, std::size_t max_elements) {
+NpyArray read_npy(const std::string& path, std::size_t max_elements, const FormatEntry* raw_format) {
   // The header first, then the data, the same bytes parse_npy decodes.
   std::ifstream in;
-  const DataLayout l = open_npy(path, max_elements, in);
+  const DataLayout l = open_npy(path, max_elements, raw_format, in);
   std::string data(static_cast<std::size_t>(l.count) * static_cast<std::size_t>(l.width), '\0');
   in.clear();
   in.seekg(static_cast<std::streamoff>(l.offset));

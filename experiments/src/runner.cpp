@@ -39,15 +39,19 @@ PreparedRun prepare(const RunRequest& request) {
   // The kernels' own cap on worker threads.
   if (request.threads > 1024) throw UsageError(fmt::format("--threads {}: at most 1024", request.threads));
   run.threads = request.threads;
+  if (!request.input_dtype.empty() && request.input.empty())
+    throw UsageError("--input-dtype names the format of an --input file; there is none");
+  const FormatEntry* raw = request.input_dtype.empty() ? nullptr : &resolve_format(request.input_dtype);
   if (!request.input.empty()) {
     // Room for the values as double, the file's words and an experiment's
     // working copies: 48 bytes per element, within three quarters of memory.
     const double memory = static_cast<double>(this_machine().memory_bytes);
     const auto max_elements = static_cast<std::size_t>(
         std::min(static_cast<double>(std::size_t{1} << 31), memory > 0 ? 0.75 * memory / 48 : 1e8));
-    NpyArray a = read_npy(request.input, max_elements);
+    NpyArray a = read_npy(request.input, max_elements, raw);
     if (a.values.empty()) throw UsageError(fmt::format("{}: the array is empty", request.input));
     run.input = std::move(a.values);
+    run.input_dtype = a.dtype;
     run.input_name = std::filesystem::path(request.input).filename().string();
     // The input's identity for `lplab merge`: shards of one run read the
     // same values (FNV-1a over the values' bits).
@@ -89,6 +93,7 @@ nlohmann::ordered_json run_record(const RunResult& r) {
   j["dtypes"] = dtypes;
   j["input"] = run.input_name.empty() ? nlohmann::ordered_json("")
                                       : nlohmann::ordered_json{{"file", run.input_name},
+                                                               {"dtype", run.input_dtype},
                                                                {"elements", run.input.size()},
                                                                {"fnv1a", run.input_hash}};
   j["shard"] = {{"index", run.shard.index}, {"count", run.shard.count}};

@@ -274,6 +274,22 @@ InputSource parse_input(const Reader& r, const YAML::Node& node, SpecPlace at, s
     return in;
   }
   if (!node.IsMap()) r.fail(in.place, fmt::format("{}: expected a .npy file name or a generator mapping", field));
+  // {path: FILE.npy, dtype: FORMAT}: a file of raw (ml_dtypes) data.
+  if (node["path"]) {
+    bool has_dtype = false;
+    for (const auto& [key, e] : r.entries(node, in.place, field, {"path", "dtype"})) {
+      const SpecPlace vp = r.place(e.value, e.key_place);
+      if (key == "path") {
+        in.path = r.text(e.value, vp, "path");
+        if (in.path.empty()) r.fail(vp, fmt::format("{}: empty file name", field));
+      } else {
+        in.dtype = r.format(e.value, vp, "dtype");
+        has_dtype = true;
+      }
+    }
+    if (!has_dtype) r.fail(in.place, fmt::format("{}: a path mapping names the raw data's format: {{path: FILE, dtype: FORMAT}}", field));
+    return in;
+  }
   const auto entries = r.entries(node, in.place, field, {"distribution", "n", "seed", "sigma", "shape", "low", "high"});
   bool has_n = false, has_seed = false, has_distribution = false;
   Generator& g = in.generator;

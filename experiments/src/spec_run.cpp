@@ -90,7 +90,7 @@ class Inputs {
     } else {
       NpyHeader h;
       try {
-        h = probe_npy(s.path);
+        h = probe_npy(s.path, std::size_t{1} << 31, s.dtype);
       } catch (const UsageError& e) {
         throw UsageError(spec_error(spec_.name, s.place, e.what()));
       }
@@ -129,7 +129,7 @@ class Inputs {
     } else {
       NpyArray a;
       try {
-        a = read_npy(s.path);
+        a = read_npy(s.path, std::size_t{1} << 31, s.dtype);
       } catch (const UsageError& e) {
         throw UsageError(spec_error(spec_.name, s.place, e.what()));
       }
@@ -142,7 +142,8 @@ class Inputs {
 
  private:
   static std::string key(const InputSource& s) {
-    return s.path.empty() ? fmt::format("{}:{}", s.place.line, s.place.column) : s.path;
+    if (s.path.empty()) return fmt::format("{}:{}", s.place.line, s.place.column);
+    return s.dtype == nullptr ? s.path : s.path + "\n" + std::string(s.dtype->name);
   }
 
   const Spec& spec_;

@@ -255,6 +255,58 @@ TEST(Npy, Float32CFloat64FortranFloat16BigEndian) {
   EXPECT_EQ(c.values, (std::vector<double>{1.0, std::ldexp(1.0, -24), -INFINITY}));
 }
 
+// ml_dtypes 0.6's own files (tests/data/ml_dtypes: np.save of a 15x14 array
+// of each type, N(0, 16) values and 0, -0, 1e-9, 1e9, +-inf, NaN, 448, 449,
+// 2^-6 converted by ml_dtypes' astype), each read with its format named and
+// compared bit for bit with ml_dtypes' own astype(float64) of the array,
+// saved beside it. Raw data are void ('<V2', '<V1'), or '<f1' for E5M2.
+TEST(Npy, MlDtypesFilesReadWithTheirFormat) {
+  const std::string dir = std::string(LPLAB_TEST_DATA_DIR) + "/ml_dtypes/";
+  for (const char* name : {"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                           "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"}) {
+    const lx::FormatEntry& f = lx::resolve_format(name);
+    const auto raw = lx::read_npy(dir + name + ".npy", std::size_t{1} << 31, &f);
+    const auto ref = lx::read_npy(dir + name + ".f64.npy");
+    EXPECT_EQ(raw.dtype, name);
+    EXPECT_EQ(raw.shape, (std::vector<std::size_t>{15, 14})) << name;
+    ASSERT_EQ(raw.values.size(), ref.values.size()) << name;
+    for (std::size_t i = 0; i < raw.values.size(); ++i)
+      EXPECT_TRUE(std::bit_cast<std::uint64_t>(raw.values[i]) == std::bit_cast<std::uint64_t>(ref.values[i]) ||
+                  (std::isnan(raw.values[i]) && std::isnan(ref.values[i])))
+          << name << " element " << i << ": " << raw.values[i] << " vs ml_dtypes " << ref.values[i];
+    // Without the format: one line saying how to name it.
+    try {
+      lx::read_npy(dir + name + ".npy");
+      ADD_FAILURE() << name << " read without its format";
+    } catch (const lx::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("name their format with --input-dtype"), std::string::npos) << e.what();
+    }
+  }
+  // A format of another width, and a format named for a float file.
+  try {
+    lx::read_npy(dir + "bfloat16.npy", std::size_t{1} << 31, &lx::resolve_format("e4m3"));
+    ADD_FAILURE();
+  } catch (const lx::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("dtype '<V2' holds 2-byte elements; float8_e4m3fn codes take 1 byte"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    lx::read_npy(dir + "bfloat16.f64.npy", std::size_t{1} << 31, &lx::resolve_format("bf16"));
+    ADD_FAILURE();
+  } catch (const lx::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds float64 values"), std::string::npos) << e.what();
+  }
+  // A code wider than the format: FP4 in a byte must leave the high bits zero.
+  const std::string fp4 = npy_bytes("{'descr': '|V1', 'fortran_order': False, 'shape': (2,), }", "\x07\x17");
+  try {
+    lx::parse_npy(fp4, "fp4.npy", std::size_t{1} << 31, &lx::resolve_format("e2m1"));
+    ADD_FAILURE();
+  } catch (const lx::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "fp4.npy: element 1 (C order) holds 0x17, not a float4_e2m1fn code (4 bits)");
+  }
+}
+
 TEST(Npy, HeaderLongerThan127BytesIsRead) {
   // xtensor 0.24 reads the header length through signed chars: a low byte of
   // 0x80 or more was misread. A 246-byte header (0xF6) must work.

@@ -169,7 +169,12 @@ int run(int argc, char** argv) {
   std::vector<std::string> dtype_args;  // split below: CLI11's delimiter drops empty items
   run_cmd->add_option("--dtypes", dtype_args, "Formats (fp16 bf16 e4m3 ..., comma or space separated)");
   run_cmd->add_option("--param", param_args, "NAME=VALUE (repeatable; see 'lplab list EXPERIMENT')");
-  run_cmd->add_option("--input", request.input, "Your values: a .npy file of float16, float32 or float64");
+  run_cmd->add_option("--input", request.input,
+                      "Your values: a .npy file of float16, float32 or float64, or of raw ml_dtypes data "
+                      "with --input-dtype");
+  run_cmd->add_option("--input-dtype", request.input_dtype,
+                      "The format of an --input file np.save wrote from an ml_dtypes array ('<V2', '|V1'): "
+                      "bfloat16, float8_e4m3fn, float4_e2m1fn, ...");
   run_cmd->add_option("--shard", request.shard, "I/N: run part I (from 0) of N of the parameter grid");
   run_cmd->add_option("--threads", request.threads, "Worker threads (0: every core)");
   run_cmd->add_option("--output", output, "table, csv or json (json is what 'lplab merge' reads)");

@@ -19,6 +19,7 @@ struct RunRequest {
   std::vector<std::string> dtypes;            // empty: the experiment's defaults
   std::map<std::string, std::string> params;  // name -> text
   std::string input;                          // a .npy file, or empty
+  std::string input_dtype;                    // the format of raw (ml_dtypes) .npy data, or empty
   std::string shard = "0/1";                  // I/N
   unsigned threads = 0;
 };
@@ -40,6 +41,7 @@ struct PreparedRun {
   std::vector<const FormatEntry*> dtypes;
   std::vector<double> input;
   std::string input_name;
+  std::string input_dtype;  // the file's: float16/32/64 or the raw data's format
   std::string input_hash;  // FNV-1a of the values' bits
   Shard shard;
   unsigned threads = 0;

@@ -43,7 +43,8 @@ struct Generator {
 // An array: a .npy file (path resolved against the spec's directory by
 // load_spec) or a generator.
 struct InputSource {
-  std::string path;  // empty: `generator`
+  std::string path;                   // empty: `generator`
+  const FormatEntry* dtype = nullptr;  // the format of raw (ml_dtypes) data in `path`
   Generator generator;
   SpecPlace place;
 };
