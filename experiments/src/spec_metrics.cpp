@@ -1,5 +1,5 @@
 // The metrics of a regression check (docs/regress.md, "Metrics"): each reads
-// the two arrays of a Series element by element and returns the measured
+// the two arrays of a ComparedArrays element by element and returns the measured
 // value, whether it is within the limit, and the worst element.
 #include <fmt/format.h>
 
@@ -33,7 +33,7 @@ std::int64_t ordinal(const FormatEntry& f, std::uint64_t code) {
   return (code & sign) != 0 ? -magnitude : magnitude;
 }
 
-Measurement assert_close(const Metric& m, const Series& s) {
+Measurement assert_close(const Metric& m, const ComparedArrays& s) {
   // torch.testing.assert_close (torch.isclose): equal values match
   // (infinities of the same sign included); two NaNs match only with
   // equal_nan; otherwise |actual - expected| <= atol + rtol * |expected|.
@@ -63,7 +63,7 @@ Measurement assert_close(const Metric& m, const Series& s) {
   return r;
 }
 
-Measurement max_ulp(const Metric& m, const Series& s) {
+Measurement max_ulp(const Metric& m, const ComparedArrays& s) {
   // numpy.testing.assert_array_max_ulp counts the representable numbers
   // between the two; here both are rounded to nearest-even into the format
   // (IEEE overflow), then their codes' ordinals are subtracted. Two NaNs are
@@ -151,7 +151,7 @@ struct Norms {
   Norm2 signal, noise;
 };
 
-Norms norms(const Series& s) {
+Norms norms(const ComparedArrays& s) {
   Norms n;
   auto difference = [](double a, double e, bool& twice) {
     twice = false;
@@ -177,7 +177,7 @@ Norms norms(const Series& s) {
   return n;
 }
 
-Measurement sqnr_db(const Metric& m, const Series& s) {
+Measurement sqnr_db(const Metric& m, const ComparedArrays& s) {
   // 10 log10(sum expected^2 / sum (actual - expected)^2): +inf when the two
   // are equal, NaN (a failure) when a NaN is in either.
   const Norms n = norms(s);
@@ -218,7 +218,7 @@ double absolute(double a, double e) {
 }
 
 template <class F>
-Measurement max_elementwise(const Metric& m, const Series& s, F error) {
+Measurement max_elementwise(const Metric& m, const ComparedArrays& s, F error) {
   double most = 0;
   std::size_t worst = 0;
   for (std::size_t i = 0; i < s.actual.size(); ++i) {
@@ -232,7 +232,7 @@ Measurement max_elementwise(const Metric& m, const Series& s, F error) {
   return r;
 }
 
-Measurement norm_rel_err(const Metric& m, const Series& s) {
+Measurement norm_rel_err(const Metric& m, const ComparedArrays& s) {
   // ||actual - expected||_2 / ||expected||_2; 0 when equal, +inf when the
   // reference is all zeros and actual is not, NaN (a failure) for NaNs.
   const Norms n = norms(s);
@@ -251,7 +251,7 @@ Measurement norm_rel_err(const Metric& m, const Series& s) {
 // A fraction of counted elements: `counted` decides the denominator,
 // `hit` the numerator.
 template <class Counted, class Hit>
-Measurement fraction(const Metric& m, const Series& s, const char* what, Counted counted, Hit hit) {
+Measurement fraction(const Metric& m, const ComparedArrays& s, const char* what, Counted counted, Hit hit) {
   std::size_t total = 0, hits = 0, first = 0;
   for (std::size_t i = 0; i < s.actual.size(); ++i) {
     if (!counted(i)) continue;
@@ -287,7 +287,7 @@ const char* metric_name(MetricKind m) {
   return "?";
 }
 
-Measurement measure(const Metric& m, const Series& s) {
+Measurement measure(const Metric& m, const ComparedArrays& s) {
   switch (m.kind) {
     case MetricKind::assert_close: return assert_close(m, s);
     case MetricKind::max_ulp: return max_ulp(m, s);

@@ -214,7 +214,7 @@ double plan(const Check& c, Inputs& inputs, const Spec& spec) {
     throw UsageError(spec_error(spec.name, c.place,
                                 fmt::format("check '{}': actual is {}, expected is {}: the shapes differ", c.name,
                                             shape_text(a.shape), shape_text(e.shape))));
-  return 16.0 * static_cast<double>(a.count);  // the copies of both as the Series
+  return 16.0 * static_cast<double>(a.count);  // the copies of both as the ComparedArrays
 }
 
 // The decoded values of a matmul operand drawn like matmul_error's: N(0, 1)
@@ -241,7 +241,7 @@ Operand draw(const FormatEntry& f, std::size_t count, std::uint64_t seed, std::u
   });
 }
 
-Series run_matmul(const MatmulCheck& c, std::string& context) {
+ComparedArrays run_matmul(const MatmulCheck& c, std::string& context) {
   const auto m = static_cast<std::size_t>(c.m), n = static_cast<std::size_t>(c.n), kk = static_cast<std::size_t>(c.k);
   const bool positive = c.distribution == Distribution::half_normal;
   // The streams of matmul_error: A from 2k, B from 2k + 1.
@@ -249,7 +249,7 @@ Series run_matmul(const MatmulCheck& c, std::string& context) {
   const Operand b = draw(*c.b, kk * n, c.seed, 2 * c.k + 1, positive);
   const k::detail::MatmulProblem problem{m, n, kk, a.values.data(), b.values.data(), a.range, b.range};
   const k::MatmulOptions options = matmul_options(c);
-  Series s;
+  ComparedArrays s;
   s.expected.resize(m * n);
   k::detail::matmul_accumulate(problem, k::MatmulOptions{.accumulator = k::Accumulator::fp64, .threads = 0},
                                s.expected.data());
@@ -268,20 +268,20 @@ Series run_matmul(const MatmulCheck& c, std::string& context) {
   return s;
 }
 
-Series run_quantize(const QuantizeCheck& c, const Loaded& in, std::string& context) {
+ComparedArrays run_quantize(const QuantizeCheck& c, const Loaded& in, std::string& context) {
   // The schemes take float32: the input rounded to nearest-even into it.
   const std::vector<float> x = sampling::to_float(in.values);
   const scaled::RoundTrip r = scaled::round_trip(c.scheme, x);
-  Series s;
+  ComparedArrays s;
   s.expected.assign(x.begin(), x.end());
   s.actual.assign(r.y.begin(), r.y.end());
   context = fmt::format("{} of {}", c.scheme, in.what);
   return s;
 }
 
-Series run_convert(const ConvertCheck& c, const Loaded& in, std::string& context) {
+ComparedArrays run_convert(const ConvertCheck& c, const Loaded& in, std::string& context) {
   const FormatEntry& f = *c.format;
-  Series s;
+  ComparedArrays s;
   s.expected = in.values;
   s.actual.resize(in.values.size());
   s.overflowed.resize(in.values.size());
@@ -300,7 +300,7 @@ Series run_convert(const ConvertCheck& c, const Loaded& in, std::string& context
 
 }  // namespace
 
-std::vector<CheckResult> run_spec(const Spec& spec) {
+std::vector<CheckResult> run_spec(const Spec& spec, Progress* progress) {
   // Step 1: every input, before any check runs. a. Each check and its
   // inputs' headers: shapes, sizes, the kernel's options.
   Inputs inputs(spec);
@@ -327,13 +327,15 @@ std::vector<CheckResult> run_spec(const Spec& spec) {
 
   // Step 2: the checks, in order.
   std::vector<CheckResult> results;
+  if (progress != nullptr) progress->set_total(spec.checks.size());
   for (const Check& c : spec.checks) {
+    if (Progress::interrupted()) throw Interrupted();
     const auto start = std::chrono::steady_clock::now();
     CheckResult r;
     r.name = c.name;
     r.line = c.place.line;
     r.metric = metric_name(c.metric.kind);
-    Series s;
+    ComparedArrays s;
     if (const auto* mm = std::get_if<MatmulCheck>(&c.what)) s = run_matmul(*mm, r.context);
     if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) s = run_quantize(*q, inputs.get(q->input), r.context);
     if (const auto* v = std::get_if<ConvertCheck>(&c.what)) s = run_convert(*v, inputs.get(v->input), r.context);
@@ -352,7 +354,9 @@ std::vector<CheckResult> run_spec(const Spec& spec) {
     r.detail = m.detail;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     results.push_back(std::move(r));
+    if (progress != nullptr) progress->step();
   }
+  if (progress != nullptr) progress->finish();
   return results;
 }
 

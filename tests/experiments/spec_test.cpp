@@ -41,7 +41,7 @@ Metric metric_from(const std::string& yaml_metric) {
 std::string fmt_whole(double n) { return std::to_string(static_cast<std::uint64_t>(n)); }
 
 Measurement run_metric(const std::string& yaml_metric, std::vector<double> actual, std::vector<double> expected) {
-  return measure(metric_from(yaml_metric), Series{std::move(actual), std::move(expected), {}});
+  return measure(metric_from(yaml_metric), ComparedArrays{std::move(actual), std::move(expected), {}});
 }
 
 TEST(Spec, parses_every_computation) {

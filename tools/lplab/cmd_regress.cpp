@@ -56,16 +56,29 @@ int run_regress_golden(const std::string& dir, bool update, const std::vector<st
   if (!update && !std::filesystem::is_directory(root, ec))
     throw UsageError(fmt::format("{}: no such baseline directory (give --baselines DIR)", dir));
 
+  // Ctrl-C between suites stops the run ("interrupted: nothing was
+  // written"): --update computes every suite before it writes any.
+  Progress::install_interrupt_handler();
+  Progress progress("regress: suites");
+  progress.set_total(suites.size());
+  const auto compute = [&progress](const std::string& s) {
+    GoldenFile now = compute_golden(s);
+    progress.step();  // throws Interrupted after a Ctrl-C
+    return now;
+  };
+
   if (update) {
     if (std::filesystem::exists(root, ec) && !std::filesystem::is_directory(root, ec))
       throw UsageError(fmt::format("{}: not a directory", dir));
+    std::vector<GoldenFile> computed;
+    for (const std::string& s : suites) computed.push_back(compute(s));
+    progress.finish();
     std::filesystem::create_directories(root, ec);
     if (ec) throw UsageError(fmt::format("{}: cannot create the directory ({})", dir, ec.message()));
-    for (const std::string& s : suites) {
-      const GoldenFile now = compute_golden(s);
-      const std::filesystem::path path = root / (s + ".txt");
-      write_file_atomic(path.string(), golden_text(now));
-      fmt::print("wrote {} ({} entries)\n", path.string(), now.entries.size());
+    for (std::size_t i = 0; i < suites.size(); ++i) {
+      const std::filesystem::path path = root / (suites[i] + ".txt");
+      write_file_atomic(path.string(), golden_text(computed[i]));
+      fmt::print("wrote {} ({} entries)\n", path.string(), computed[i].entries.size());
     }
     return 0;
   }
@@ -81,7 +94,8 @@ int run_regress_golden(const std::string& dir, bool update, const std::vector<st
   }
   std::size_t changed_suites = 0, changes_total = 0, entries_total = 0;
   for (std::size_t i = 0; i < suites.size(); ++i) {
-    const GoldenFile now = compute_golden(suites[i]);
+    const GoldenFile now = compute(suites[i]);
+    progress.finish();  // the suite's line replaces the progress line
     const std::vector<GoldenChange> changes = compare_golden(baselines[i], now);
     entries_total += now.entries.size();
     if (changes.empty()) {

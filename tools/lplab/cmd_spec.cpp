@@ -89,7 +89,9 @@ int run_regress_spec(const std::string& spec_path, const std::string& junit_path
   // the spec, the JUnit file's directory, then (in run_spec) every input.
   const Spec spec = load_spec(spec_path);
   if (!junit_path.empty()) check_output_file("--junit", junit_path);
-  const std::vector<CheckResult> results = run_spec(spec);
+  Progress::install_interrupt_handler();  // Ctrl-C: "interrupted: nothing was written"
+  Progress progress("regress: checks");
+  const std::vector<CheckResult> results = run_spec(spec, &progress);
   std::size_t failed = 0;
   for (const CheckResult& r : results) failed += r.passed ? 0 : 1;
   print_stdout(render(results, failed, out));

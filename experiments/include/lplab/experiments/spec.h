@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "lplab/experiments/experiment.h"
 #include "lplab/experiments/format_registry.h"
 #include "lplab/formats.h"
 #include "lplab/kernels/matmul.h"
@@ -139,8 +140,11 @@ Spec parse_spec(std::string_view text, const std::string& name);
 // file's directory.
 Spec load_spec(const std::string& path);
 
-// The two arrays a check compares, element by element.
-struct Series {
+// The two arrays a check compares, element by element. (Named apart from
+// plot.h's Series: two classes of one name in one namespace broke the
+// one-definition rule, and an exception's unwinding ran the other's
+// destructor.)
+struct ComparedArrays {
   std::vector<double> actual, expected;
   // convert: whether each value's conversion signalled overflow (IEEE
   // 754-2019 section 7.4), which overflow_fraction counts whatever the value
@@ -155,7 +159,7 @@ struct Measurement {
 };
 
 // The metric on the arrays (docs/regress.md defines each).
-Measurement measure(const Metric& metric, const Series& s);
+Measurement measure(const Metric& metric, const ComparedArrays& s);
 
 struct CheckResult {
   std::string name;
@@ -182,7 +186,9 @@ std::string shown_relation(const CheckResult& r);
 // Checks every input from its generator or .npy header -- shapes, no empty
 // array, memory for the whole run -- then reads them (UsageError for a bad
 // one, before any check runs), then runs the checks in order.
-std::vector<CheckResult> run_spec(const Spec& spec);
+// With `progress`, one step per check (and Ctrl-C honoured between checks:
+// Interrupted is thrown before the next one, nothing having been written).
+std::vector<CheckResult> run_spec(const Spec& spec, Progress* progress = nullptr);
 
 // JUnit XML: <testsuites> holding one <testsuite name=suite_name> with one
 // <testcase classname=suite_name> per check, a <failure> for each failed one.
