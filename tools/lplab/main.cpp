@@ -196,7 +196,7 @@ int run(int argc, char** argv) {
   bool report_quick = false;
   auto* report_cmd = app.add_subcommand("report", "Run the default suite and write a report directory");
   report_cmd->add_option("--out", report_dir, "The report directory (default: lplab-report)");
-  report_cmd->add_flag("--quick", report_quick, "Smaller sizes: seconds instead of a minute or two");
+  report_cmd->add_flag("--quick", report_quick, "Smaller sizes: a few seconds (the full report takes 8 to 15 s on a 2-core Zen 5)");
 
   std::string regress_spec, junit, baselines = LPLAB_REGRESSION_DIR;
   std::vector<std::string> regress_only;
