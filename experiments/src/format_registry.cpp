@@ -1,6 +1,5 @@
 #include "lplab/experiments/format_registry.h"
 
-
 #include <fmt/format.h>
 
 #include <algorithm>

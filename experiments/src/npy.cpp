@@ -78,6 +78,9 @@ std::vector<double> decode(std::string_view data, const std::vector<std::size_t>
   return out;
 }
 
+// NumPy's name of a float of 2, 4 or 8 bytes.
+std::string_view float_dtype(int width) { return width == 2 ? "float16" : width == 4 ? "float32" : "float64"; }
+
 // What the header says about the data: where it starts and how to read it.
 struct DataLayout {
   std::uint64_t offset = 0;  // of the data section, from the file's start
@@ -129,7 +132,7 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
   // xtensor's parser knows no void typestring ('<V2', written by np.save for
   // ml_dtypes arrays, nor '<f1'): such a descr is read here and shown to the
   // parser as an unsigned integer of the same width.
-  static const std::regex raw_re(R"('descr'\s*:\s*'([<>|=](V\d+|f1))')");
+  static const std::regex raw_re(R"('descr'\s*:\s*'([<>|=]V\d+|[<>|]f1)')");
   std::smatch raw_match;
   std::string raw_descr;
   if (std::regex_search(header, raw_match, raw_re)) {
@@ -150,12 +153,8 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
   //    named format: a void descriptor ('<V2', '|V1') of its byte width.
   const bool little = std::endian::native == std::endian::little;
   //    ml_dtypes 0.6 saves float8_e5m2 as '<f1', which NumPy has no float
-  //    for: raw one-byte data too.
-  const bool is_void = (descr.size() >= 3 && descr[1] == 'V' &&
-                        std::string_view("<>|=").find(descr[0]) != std::string_view::npos &&
-                        descr.find_first_not_of("0123456789", 2) == std::string::npos) ||
-                       descr == "<f1" || descr == "|f1" || descr == ">f1";
-  if (is_void) {
+  //    for: raw one-byte data too (both recognised by raw_re above).
+  if (!raw_descr.empty()) {
     const std::string width = descr.substr(2);
     if (raw_format == nullptr)
       fail(path, fmt::format("dtype '{}' is raw {}-byte data, as np.save writes ml_dtypes arrays (bfloat16, "
@@ -177,7 +176,7 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
                              descr));
     l.width = descr[2] - '0';
     l.swap = (descr[0] == '<') != little;
-    const std::string_view own = l.width == 2 ? "float16" : l.width == 4 ? "float32" : "float64";
+    const std::string_view own = float_dtype(l.width);
     if (raw_format != nullptr && raw_format->name != own)
       fail(path, fmt::format("holds {} values (dtype '{}'); a format given for the input names raw (void) data only",
                              own, descr));
@@ -212,8 +211,7 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
 
 // The dtype a layout reads: the raw data's format, or the float's name.
 std::string dtype_name(const DataLayout& l) {
-  if (l.raw != nullptr) return std::string(l.raw->name);
-  return l.width == 2 ? "float16" : l.width == 4 ? "float32" : "float64";
+  return std::string(l.raw != nullptr ? l.raw->name : float_dtype(l.width));
 }
 
 // 5. The data, which follow the header directly.

@@ -47,7 +47,7 @@ PreparedRun prepare(const RunRequest& request) {
     // working copies: 48 bytes per element, within three quarters of memory.
     const double memory = static_cast<double>(this_machine().memory_bytes);
     const auto max_elements = static_cast<std::size_t>(
-        std::min(static_cast<double>(std::size_t{1} << 31), memory > 0 ? 0.75 * memory / 48 : 1e8));
+        std::min(static_cast<double>(kNpyMaxElements), memory > 0 ? 0.75 * memory / 48 : 1e8));
     NpyArray a = read_npy(request.input, max_elements, raw);
     if (a.values.empty()) throw UsageError(fmt::format("{}: the array is empty", request.input));
     run.input = std::move(a.values);

@@ -105,7 +105,6 @@ std::string suggestion(std::string_view word, const std::vector<std::string_view
   return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
-// User text echoed in a message: at most 60 characters of it.
 std::string join(const std::vector<std::string_view>& words) {
   return fmt::format("{}", fmt::join(words, ", "));
 }

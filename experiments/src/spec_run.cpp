@@ -90,7 +90,7 @@ class Inputs {
     } else {
       NpyHeader h;
       try {
-        h = probe_npy(s.path, std::size_t{1} << 31, s.dtype);
+        h = probe_npy(s.path, kNpyMaxElements, s.dtype);
       } catch (const UsageError& e) {
         throw UsageError(spec_error(spec_.name, s.place, e.what()));
       }
@@ -129,7 +129,7 @@ class Inputs {
     } else {
       NpyArray a;
       try {
-        a = read_npy(s.path, std::size_t{1} << 31, s.dtype);
+        a = read_npy(s.path, kNpyMaxElements, s.dtype);
       } catch (const UsageError& e) {
         throw UsageError(spec_error(spec_.name, s.place, e.what()));
       }

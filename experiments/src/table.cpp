@@ -78,13 +78,6 @@ std::string to_text(const Table& t) {
 
 namespace {
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 nlohmann::ordered_json cell_json(const Cell& c) {
   switch (c.index()) {
     case 1: return std::get<std::int64_t>(c);
@@ -113,15 +106,30 @@ Cell cell_from_json(const nlohmann::ordered_json& j) {
 
 }  // namespace
 
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string out;
+  for (const std::string& s : fields) {
+    if (!out.empty()) out += ',';
+    if (s.find_first_of(",\"\n\r") == std::string::npos) {
+      out += s;
+      continue;
+    }
+    out += '"';
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    out += '"';
+  }
+  return out + "\n";
+}
+
 std::string to_csv(const Table& t) {
   std::string out;
   std::vector<std::string> header;
-  for (const Column& c : t.columns) header.push_back(csv_field(c.name));
-  out += fmt::format("{}\n", fmt::join(header, ","));
+  for (const Column& c : t.columns) header.push_back(c.name);
+  out += csv_line(header);
   for (const Row& r : t.rows) {
     std::vector<std::string> line;
-    for (const Cell& c : r.cells) line.push_back(csv_field(cell_text(c)));
-    out += fmt::format("{}\n", fmt::join(line, ","));
+    for (const Cell& c : r.cells) line.push_back(cell_text(c));
+    out += csv_line(line);
   }
   return out;
 }

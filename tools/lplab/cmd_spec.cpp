@@ -10,6 +10,7 @@
 
 #include "lplab/commands.h"
 #include "lplab/experiments/spec.h"
+#include "lplab/experiments/table.h"
 #include "lplab/experiments/text.h"
 
 namespace lplab::tool {
@@ -20,14 +21,6 @@ namespace {
 std::string measured_text(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : result_number(v); }
 
 std::string milliseconds(double s) { return fmt::format("{:.0f} ms", s * 1e3); }
-
-// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 // JSON has no infinity or NaN: those as the strings "inf", "-inf", "nan".
 nlohmann::ordered_json json_number(double v) {
@@ -56,9 +49,9 @@ std::string render(const std::vector<CheckResult>& results, std::size_t failed, 
   if (out == Output::csv) {
     std::string s = "name,line,passed,metric,measured,relation,limit,seconds,context,detail\n";
     for (const CheckResult& r : results)
-      s += fmt::format("{},{},{},{},{},{},{},{:.6f},{},{}\n", csv_field(r.name), r.line, r.passed ? "true" : "false",
-                       r.metric, result_number(r.measured), r.relation, result_number(r.limit), r.seconds,
-                       csv_field(r.context), csv_field(r.detail));
+      s += csv_line({r.name, fmt::format("{}", r.line), r.passed ? "true" : "false", r.metric,
+                     result_number(r.measured), r.relation, result_number(r.limit), fmt::format("{:.6f}", r.seconds),
+                     r.context, r.detail});
     return s;
   }
   // One line per check, the measured value beside the limit, then what was

@@ -3,23 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <thread>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
-#include <iterator>
-#include <map>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <string_view>
 #include <exception>
+#include <map>
 #include <optional>
 #include <stdexcept>
-#include <system_error>
 #include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "lplab/commands.h"
+#include "lplab/experiments/golden.h"
 #include "lplab/experiments/text.h"
 #include "lplab/kernels/targets.h"
 
@@ -213,13 +213,15 @@ int run(int argc, char** argv) {
   regress_cmd->add_option("--baselines", baselines,
                           "The baseline directory (default: the source tree's tests/regression)");
   regress_cmd->add_option("--only", regress_only,
-                          "Baseline suites to run: finfo, values, conversions, blocks, kernels, experiments");
+                          fmt::format("Baseline suites to run: {}", fmt::join(golden_suites(), ", ")));
 
   const std::string first = argc > 1 ? argv[1] : "";
-  static constexpr const char* commands[] = {"formats", "finfo",   "inspect", "values", "list",
-                                             "run",     "merge",   "account", "report", "regress"};
+  // The command names, from the subcommands declared above.
+  std::vector<std::string> commands;
+  for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(c->get_name());
   if (!first.empty() && first[0] != '-' &&
-      std::none_of(std::begin(commands), std::end(commands), [&](const char* c) { return first == c; })) {
+      std::find(commands.begin(), commands.end(), first) == commands.end()) {
     std::fprintf(stderr, "lplab: error: unknown command '%s' (%s)\n", argv[1],
                  fmt::format("{}", fmt::join(commands, ", ")).c_str());
     return 2;

@@ -10,6 +10,9 @@
 
 namespace lplab::experiments {
 
+// The readers' default cap on elements (2^31), and the cap of a spec's inputs.
+inline constexpr std::size_t kNpyMaxElements = std::size_t{1} << 31;
+
 struct NpyArray {
   std::vector<std::size_t> shape;
   std::string dtype;           // "float16", "float32", "float64", or the raw data's format
@@ -30,7 +33,7 @@ struct NpyArray {
 // one element per byte for formats of 8 bits or fewer); without it such a
 // file is an error that says to name one. Given for a float16/32/64 file,
 // it must name that file's own dtype.
-NpyArray read_npy(const std::string& path, std::size_t max_elements = std::size_t{1} << 31,
+NpyArray read_npy(const std::string& path, std::size_t max_elements = kNpyMaxElements,
                   const FormatEntry* raw_format = nullptr);
 
 // What a .npy file's header says, checked as read_npy checks it (the framing,
@@ -42,7 +45,7 @@ struct NpyHeader {
   std::size_t count = 0;  // elements
   std::size_t width = 0;  // bytes per element
 };
-NpyHeader probe_npy(const std::string& path, std::size_t max_elements = std::size_t{1} << 31,
+NpyHeader probe_npy(const std::string& path, std::size_t max_elements = kNpyMaxElements,
                     const FormatEntry* raw_format = nullptr);
 
 // The same reader over the bytes of a whole .npy file already in memory;
@@ -50,6 +53,6 @@ NpyHeader probe_npy(const std::string& path, std::size_t max_elements = std::siz
 // file's bytes (it reads the header first, to check the sizes before it
 // allocates the data).
 NpyArray parse_npy(std::string_view bytes, const std::string& name,
-                   std::size_t max_elements = std::size_t{1} << 31, const FormatEntry* raw_format = nullptr);
+                   std::size_t max_elements = kNpyMaxElements, const FormatEntry* raw_format = nullptr);
 
 }  // namespace lplab::experiments

@@ -48,6 +48,10 @@ struct Table {
 std::string cell_text(const Cell& c, int digits = 0);
 double cell_number(const Cell& c);  // NaN for text and empty cells
 
+// One CSV line (RFC 4180: a field with a comma, quote or line break is
+// quoted, its quotes doubled), ending in a newline.
+std::string csv_line(const std::vector<std::string>& fields);
+
 // Writers. Every one ends with exactly one newline.
 std::string to_text(const Table& t);  // aligned columns, units in the header, notes below
 std::string to_csv(const Table& t);   // RFC 4180 quoting; reals as shortest round trip

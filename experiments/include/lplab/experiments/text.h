@@ -33,11 +33,11 @@ std::string py_repr(double v);
 // Shortest round-trip decimal of a double.
 std::string shortest(double v);
 
-// A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110".
 // User text quoted in an error message, cut to its first 60 characters and
 // "..." when longer: a hostile input gets a one-line error.
 std::string shown(std::string_view s);
 
+// A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110".
 std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, int mantissa_bits);
 
 Round parse_round(std::string_view s);
