@@ -105,14 +105,13 @@ void run_finfo(const std::vector<const FormatEntry*>& fs, Output out) {
     return;
   }
   if (out == Output::csv) {
-    std::vector<std::string> header = {"name"};
-    for (const Field& f : fields()) header.push_back(f.name);
-    fmt::print("{}\n", fmt::join(header, ","));
+    std::vector<std::vector<std::string>> rows = {{"name"}};
+    for (const Field& f : fields()) rows[0].push_back(f.name);
     for (const FormatEntry* e : fs) {
-      std::vector<std::string> row = {std::string(e->name)};
-      for (const Field& f : fields()) row.push_back(f.text(e->info));
-      fmt::print("{}\n", fmt::join(row, ","));
+      rows.push_back({std::string(e->name)});
+      for (const Field& f : fields()) rows.back().push_back(f.text(e->info));
     }
+    print_stdout(render_csv(rows));
     return;
   }
   for (const FormatEntry* e : fs) fmt::print("{}\n", torch_repr(*e));

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
+#include "lplab/experiments/table.h"
 #include "lplab/experiments/text.h"
 
 namespace lplab::tool {
@@ -30,6 +31,12 @@ std::vector<const FormatEntry*> resolve_formats(const std::vector<std::string>& 
     return out;
   }
   return resolve_format_list(names);
+}
+
+std::string render_csv(const std::vector<std::vector<std::string>>& rows) {
+  std::string s;
+  for (const auto& r : rows) s += csv_line(r);
+  return s;
 }
 
 std::string render_table(const std::vector<std::vector<std::string>>& rows) {
@@ -75,8 +82,7 @@ void run_formats(Output out) {
                     std::to_string(i.bias), i.encoding, shortest(i.max), std::string(e.description)});
   }
   if (out == Output::csv) {
-    for (const auto& r : rows)
-      fmt::print("{}\n", fmt::join(r.begin(), r.end(), ","));
+    print_stdout(render_csv(rows));
     return;
   }
   fmt::print("{}", render_table(rows));

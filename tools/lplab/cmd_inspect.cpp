@@ -205,7 +205,7 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     table.push_back(line);
   }
   if (out == Output::csv) {
-    for (const auto& t : table) fmt::print("{}\n", fmt::join(t, ","));
+    print_stdout(render_csv(table));
     return;
   }
   // The input as a double when it is one; otherwise the text, which each
@@ -257,9 +257,7 @@ void run_decode(const std::string& code_text, std::vector<const FormatEntry*> fs
   if (out == Output::json) {
     print_stdout(j.dump(2) + "\n");
   } else if (out == Output::csv) {
-    std::string s;
-    for (const auto& t : table) s += fmt::format("{}\n", fmt::join(t, ","));
-    print_stdout(s);
+    print_stdout(render_csv(table));
   } else {
     print_stdout(fmt::format("code {}\n\n{}", code_text, render_table(table)));
   }

@@ -68,12 +68,7 @@ void run_list(const std::string& name, Output out) {
     for (const ParamSpec& p : e->params)
       rows.push_back({p.name, type_name(p.type), p.default_value, range_text(p), p.help});
     if (out == Output::csv) {
-      for (const auto& r : rows) {
-        std::vector<std::string> q;
-        for (const std::string& c : r)
-          q.push_back(c.find_first_of(",\"") == std::string::npos ? c : "\"" + c + "\"");
-        fmt::print("{}\n", fmt::join(q, ","));
-      }
+      print_stdout(render_csv(rows));
       return;
     }
     fmt::print("{}: {}\n", e->name, e->summary);

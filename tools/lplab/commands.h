@@ -25,6 +25,8 @@ std::vector<const FormatEntry*> resolve_formats(const std::vector<std::string>& 
 
 // Left-aligned text table with a header row.
 std::string render_table(const std::vector<std::vector<std::string>>& rows);
+// The same rows as CSV (RFC 4180 quoting: csv_line).
+std::string render_csv(const std::vector<std::vector<std::string>>& rows);
 
 // Writes `text` to standard output and flushes it; a failed write throws
 // std::system_error with its errno (main reports it in one line).
