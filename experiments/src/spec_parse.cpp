@@ -337,21 +337,56 @@ InputSource parse_input(const Reader& r, const YAML::Node& node, SpecPlace at, s
   return in;
 }
 
+// Whether a matmul operand's text names a .npy file rather than a format
+// (a format's name holds neither a '/' nor a '.').
+bool names_file(std::string_view s) { return s.find('/') != std::string_view::npos || s.find('.') != std::string_view::npos; }
+
+// A matmul operand's format: 16-bit or narrower, with a mantissa (the
+// kernel's decoded operands are float).
+const FormatEntry* operand_format(const Reader& r, const YAML::Node& node, SpecPlace at, std::string_view field) {
+  const FormatEntry* f = r.format(node, at, field);
+  if (f->info.bits > 16 || f->info.mantissa_bits == 0)
+    r.fail(at, fmt::format("{}: {} is not a matmul input format here (16-bit or narrower, with a mantissa)", field,
+                           f->name));
+  return f;
+}
+
+// A matmul operand: a format (drawn), a .npy file name, or
+// {path: FILE, dtype: RAW_FORMAT, format: FORMAT} (dtype: the raw data's
+// format; format: the one the values are rounded into).
+void parse_operand(const Reader& r, const YAML::Node& node, SpecPlace at, std::string_view field,
+                   const FormatEntry*& format, InputSource& file) {
+  if (node.IsScalar() && !names_file(node.Scalar())) {
+    format = operand_format(r, node, at, field);
+    return;
+  }
+  file.place = at;
+  if (node.IsScalar()) {
+    file.path = node.Scalar();
+    return;
+  }
+  if (!node.IsMap())
+    r.fail(at, fmt::format("{}: expected a format, a .npy file name or {{path: FILE, format: FORMAT}}", field));
+  for (const auto& [key, e] : r.entries(node, at, field, {"path", "dtype", "format"})) {
+    const SpecPlace vp = r.place(e.value, e.key_place);
+    if (key == "path") file.path = r.text(e.value, vp, "path");
+    else if (key == "dtype") file.dtype = r.format(e.value, vp, "dtype");
+    else format = operand_format(r, e.value, vp, "format");
+  }
+  if (file.path.empty()) r.fail(at, fmt::format("{}: missing field 'path' (the operand's .npy file)", field));
+}
+
 MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) {
   MatmulCheck c;
   const auto entries = r.entries(node, at, "matmul",
                                  {"a", "b", "output", "accumulator", "m", "n", "k", "seed", "distribution",
                                   "promote_every", "tc_fraction_bits", "round"});
-  bool has_a = false, has_k = false, has_acc = false, has_seed = false;
+  bool has_a = false, has_b = false, has_acc = false;
   for (const auto& [key, e] : entries) {
     const SpecPlace vp = r.place(e.value, e.key_place);
     if (key == "a" || key == "b") {
-      const FormatEntry* f = r.format(e.value, vp, key);
-      if (f->info.bits > 16 || f->info.mantissa_bits == 0)
-        r.fail(vp, fmt::format("{}: {} is not a matmul input format here (16-bit or narrower, with a mantissa)", key,
-                               f->name));
-      (key == "a" ? c.a : c.b) = f;
-      has_a = has_a || key == "a";
+      parse_operand(r, e.value, vp, key, key == "a" ? c.a : c.b, key == "a" ? c.a_file : c.b_file);
+      (key == "a" ? has_a : has_b) = true;
     } else if (key == "output") {
       c.output = r.format(e.value, vp, key);
     } else if (key == "accumulator") {
@@ -369,10 +404,8 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
     } else if (key == "m" || key == "n" || key == "k") {
       const std::uint64_t v = r.whole(e.value, vp, key, 1, static_cast<std::uint64_t>(kMaxElements));
       (key == "m" ? c.m : key == "n" ? c.n : c.k) = v;
-      has_k = has_k || key == "k";
     } else if (key == "seed") {
       c.seed = r.whole(e.value, vp, key, 0, UINT64_MAX);
-      has_seed = true;
     } else if (key == "distribution") {
       c.distribution = parse_distribution(r, e.value, vp, {"normal", "half_normal"});
     } else if (key == "promote_every") {
@@ -386,26 +419,32 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
       c.round = r.policy(e.value, vp, key, parse_round);
     }
   }
-  if (!has_a) r.fail(at, "matmul: missing field 'a' (the input format of A)");
-  if (!has_k) r.fail(at, "matmul: missing field 'k' (the inner dimension)");
+  const bool a_file = !c.a_file.path.empty(), b_file = !c.b_file.path.empty();
+  if (!has_a) r.fail(at, "matmul: missing field 'a' (the input format of A, or its .npy file)");
+  if (a_file && !has_b) r.fail(at, "matmul: missing field 'b' (A is a file: B's format or its .npy file)");
+  if (!a_file && !b_file && c.k == 0) r.fail(at, "matmul: missing field 'k' (the inner dimension)");
   if (!has_acc) r.fail(at, "matmul: missing field 'accumulator'");
-  if (!has_seed) r.fail(at, "matmul: missing field 'seed'");
-  // The tensor-core model's parameters with another accumulator would be
-  // ignored: refused instead.
-  for (const auto& [key, e] : entries)
+  // A size the files' shapes give, or a generator's field without a drawn
+  // operand, would be ignored: refused instead.
+  for (const auto& [key, e] : entries) {
+    const bool from_file = (key == "m" && a_file) || (key == "n" && b_file) || (key == "k" && (a_file || b_file));
+    if (from_file)
+      r.fail(e.key_place, fmt::format("matmul: '{}' comes from the shape of {}'s file", key,
+                                      key == "m" || (key == "k" && a_file) ? "a" : "b"));
+    if ((key == "seed" || key == "distribution") && a_file && b_file)
+      r.fail(e.key_place, fmt::format("matmul: '{}' applies to a drawn operand; a and b are both files", key));
+    // The tensor-core model's parameters with another accumulator would be
+    // ignored too.
     if ((key == "promote_every" || key == "tc_fraction_bits") && c.accumulator != kernels::Accumulator::tensor_core)
       r.fail(e.key_place, fmt::format("matmul: '{}' applies to the tensor_core accumulator only, not {}", key,
                                       kernels::accumulator_name(c.accumulator)));
-  if (c.b == nullptr) c.b = c.a;
+  }
+  if ((!a_file || !b_file) && !node["seed"]) r.fail(at, "matmul: missing field 'seed' (of the drawn operands)");
+  if (!has_b) c.b = c.a;
   if (c.output == nullptr) c.output = find_format("float32");
-  const double m = static_cast<double>(c.m), n = static_cast<double>(c.n), k = static_cast<double>(c.k);
-  if (m * k + k * n + m * n > kMaxElements)
-    r.fail(at, fmt::format("matmul: m = {}, n = {}, k = {} holds more than 2^31 elements", c.m, c.n, c.k));
-  if (m * n * k > kMaxMultiplyAdds)
-    r.fail(at, fmt::format("matmul: m * n * k = {} is more than 2^36 multiply-adds", shortest(m * n * k)));
-  // Operands decoded to float and as the format (<= 8 bytes each), the
-  // output and the reference in double.
-  r.require((m + n) * k * 8 + m * n * 24, at, "matmul");
+  // With a file, the sizes are checked when its header is read (run_spec).
+  if (!a_file && !b_file) if (const std::string e = matmul_size_error(c.m, c.n, c.k); !e.empty()) r.fail(at, e);
+  r.require(matmul_bytes(c.m, c.n, c.k), at, "matmul");
   if (c.round == Round::stochastic && c.accumulator == kernels::Accumulator::fp64 && c.output->info.bits > 21)
     r.fail(at, "matmul: stochastic rounding of the fp64 accumulator's sum into a format wider than 21 bits is "
                "not supported (the sum is kept to 53 bits)");
@@ -600,6 +639,22 @@ SpecPlace mark_place(const YAML::Mark& m) {
 
 }  // namespace
 
+std::string matmul_size_error(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
+  if (dm * dk + dk * dn + dm * dn > kMaxElements)
+    return fmt::format("matmul: m = {}, n = {}, k = {} holds more than 2^31 elements", m, n, k);
+  if (dm * dn * dk > kMaxMultiplyAdds)
+    return fmt::format("matmul: m * n * k = {} is more than 2^36 multiply-adds", shortest(dm * dn * dk));
+  return {};
+}
+
+double matmul_bytes(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
+  // Operands decoded to float and as the format (<= 8 bytes each), the
+  // output, the result and the reference as double.
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
+  return (dm + dn) * dk * 8 + dm * dn * 24;
+}
+
 std::string spec_error(const std::string& name, SpecPlace at, std::string_view message) {
   std::string text = fmt::format("{}:{}:{}: ", name, std::max(at.line, 1), std::max(at.column, 1));
   text += message;
@@ -697,6 +752,7 @@ Spec load_spec(const std::string& path) {
     if (auto* q = std::get_if<QuantizeCheck>(&c.what)) resolve(q->input);
     if (auto* v = std::get_if<ConvertCheck>(&c.what)) resolve(v->input);
     if (auto* v = std::get_if<CompareCheck>(&c.what)) resolve(v->actual), resolve(v->expected);
+    if (auto* v = std::get_if<MatmulCheck>(&c.what)) resolve(v->a_file), resolve(v->b_file);
   }
   return spec;
 }

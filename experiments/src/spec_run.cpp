@@ -68,6 +68,7 @@ Loaded generate(const Generator& g) {
 // from the .npy file's header.
 struct Planned {
   std::vector<std::size_t> shape;
+  std::string dtype;  // a file's: "float16", "float32", "float64" or the raw data's format
   std::size_t count = 0;
   double read_bytes = 0;  // held while it is read, beyond its values
 };
@@ -95,6 +96,7 @@ class Inputs {
         throw UsageError(spec_error(spec_.name, s.place, e.what()));
       }
       p.shape = h.shape;
+      p.dtype = h.dtype;
       p.count = h.count;
       // read_npy holds the file's bytes, their words (and a C-order copy
       // of a Fortran-order array) beside the decoded doubles.
@@ -151,11 +153,19 @@ class Inputs {
   std::map<std::string, Loaded> cache_;
 };
 
+// A matmul check's operands and sizes as it runs: the files' formats and
+// shapes resolved in step 1.
+struct MatmulPlan {
+  const FormatEntry* a = nullptr;
+  const FormatEntry* b = nullptr;
+  std::uint64_t m = 0, n = 0, k = 0;
+};
+
 // The kernel's options for a matmul check: H100 wgmma keeps 13 fraction
 // bits after alignment for FP8 (and narrower) operands, 25 for 16-bit ones
 // (MMA-Sim; kernels/matmul.h), unless the check names its own.
-k::MatmulOptions matmul_options(const MatmulCheck& c) {
-  const int widest = std::max(c.a->info.bits, c.b->info.bits);
+k::MatmulOptions matmul_options(const MatmulCheck& c, const MatmulPlan& p) {
+  const int widest = std::max(p.a->info.bits, p.b->info.bits);
   return {.accumulator = c.accumulator,
           .tc_fraction_bits = c.tc_fraction_bits != 0 ? c.tc_fraction_bits : widest <= 8 ? 13 : 25,
           .promote_every = c.promote_every,
@@ -167,8 +177,8 @@ k::MatmulOptions matmul_options(const MatmulCheck& c) {
 // The kernel's own validation of a matmul check (e.g. bf16_dot2 takes only
 // operands exact in bf16), in step 1. check_matmul reads no element, so any
 // non-null pointers stand in for the operands.
-void validate_matmul(const MatmulCheck& c) {
-  const k::MatmulOptions options = matmul_options(c);
+void validate_matmul(const MatmulCheck& c, const MatmulPlan& p) {
+  const k::MatmulOptions options = matmul_options(c, p);
   const char dummy = 0;
   auto range = [](const FormatEntry& f) {
     return visit_format(f, [](auto type) { return k::detail::operand_range<typename decltype(type)::type>(); });
@@ -176,27 +186,68 @@ void validate_matmul(const MatmulCheck& c) {
   const int precision =
       visit_format(*c.output, [](auto type) { return k::detail::precision<typename decltype(type)::type>(); });
   try {
-    k::detail::check_matmul(c.m, c.n, c.k, &dummy, &dummy, &dummy, options, range(*c.a), range(*c.b), precision);
+    k::detail::check_matmul(p.m, p.n, p.k, &dummy, &dummy, &dummy, options, range(*p.a), range(*p.b), precision);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
 }
 
+// An operand file's format: the one the check names, else the file's own
+// (float16, or the raw data's dtype). Its shape must be 2-D.
+const FormatEntry* file_format(const FormatEntry* named, const InputSource& file, const Planned& p,
+                               std::string_view field) {
+  if (p.shape.size() != 2)
+    throw UsageError(fmt::format("{}: {} is {}, not a matrix (2-D)", field, file.path, shape_text(p.shape)));
+  if (named != nullptr) return named;
+  if (p.dtype == "float32" || p.dtype == "float64")
+    throw UsageError(fmt::format("{}: {} holds {} values; name the format they are rounded into: "
+                                 "{}: {{path: {}, format: FORMAT}}",
+                                 field, file.path, p.dtype, field, file.path));
+  const FormatEntry* found = find_format(p.dtype);
+  if (found == nullptr) throw UsageError(fmt::format("{}: {}: unknown dtype {}", field, file.path, p.dtype));
+  const FormatEntry& f = *found;
+  if (f.info.bits > 16 || f.info.mantissa_bits == 0)
+    throw UsageError(fmt::format("{}: {} holds {}, not a matmul input format here (16-bit or narrower, with a "
+                                 "mantissa)", field, file.path, f.name));
+  return &f;
+}
+
+// Step 1 for a matmul check: the operands' formats and the sizes from the
+// files' headers, checked against each other and the limits.
+MatmulPlan plan_matmul(const MatmulCheck& c, Inputs& inputs) {
+  MatmulPlan p{c.a, c.b, c.m, c.n, c.k};
+  std::uint64_t a_cols = 0, b_rows = 0;
+  if (!c.a_file.path.empty()) {
+    const Planned& h = inputs.plan(c.a_file);
+    p.a = file_format(c.a, c.a_file, h, "a");
+    p.m = h.shape[0], p.k = a_cols = h.shape[1];
+  }
+  if (!c.b_file.path.empty()) {
+    const Planned& h = inputs.plan(c.b_file);
+    p.b = file_format(c.b, c.b_file, h, "b");
+    p.k = b_rows = h.shape[0], p.n = h.shape[1];
+  }
+  if (a_cols != 0 && b_rows != 0 && a_cols != b_rows)
+    throw UsageError(fmt::format("a is {} x {} and b is {} x {}: A's columns must match B's rows", p.m, a_cols,
+                                 b_rows, p.n));
+  if (const std::string e = matmul_size_error(p.m, p.n, p.k); !e.empty()) throw UsageError(e);
+  validate_matmul(c, p);
+  return p;
+}
+
 // Step 1 for one check: its inputs planned from their headers and their
 // shapes checked; returns the bytes the check itself needs while it runs
 // (its arrays beside the inputs, which Inputs counts).
-double plan(const Check& c, Inputs& inputs, const Spec& spec) {
+double plan(const Check& c, Inputs& inputs, const Spec& spec, MatmulPlan& matmul) {
   if (const auto* mm = std::get_if<MatmulCheck>(&c.what)) {
     try {
-      validate_matmul(*mm);
+      matmul = plan_matmul(*mm, inputs);
     } catch (const UsageError& e) {
+      // A file's own error already names the spec and the place.
+      if (std::string_view(e.what()).starts_with(spec.name + ":")) throw;
       throw UsageError(spec_error(spec.name, c.place, fmt::format("check '{}': {}", c.name, e.what())));
     }
-    // Operands as float and as the format (<= 8 bytes an element), the
-    // output, the result and the reference as double (spec_parse.cpp's
-    // parse_matmul counts the same).
-    const auto m = static_cast<double>(mm->m), n = static_cast<double>(mm->n), k = static_cast<double>(mm->k);
-    return (m + n) * k * 8 + m * n * 24;
+    return matmul_bytes(matmul.m, matmul.n, matmul.k);
   }
   if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) {
     // The input and its round trip as float, their copies as double, and
@@ -217,14 +268,16 @@ double plan(const Check& c, Inputs& inputs, const Spec& spec) {
   return 16.0 * static_cast<double>(a.count);  // the copies of both as the ComparedArrays
 }
 
-// The decoded values of a matmul operand drawn like matmul_error's: N(0, 1)
-// (or its absolute value) from stream `stream`, rounded to nearest-even into T.
+// A matmul operand's values rounded to nearest-even into T, decoded; the
+// number that changed (a file's values; drawn ones are not exact).
 template <class T>
-std::vector<float> operand(std::size_t count, std::uint64_t seed, std::uint64_t stream, bool positive) {
-  std::vector<T> q(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const double g = gaussian(seed, stream, i);
-    q[i] = lplab::convert<T>(positive ? std::abs(g) : g, Round::nearest_even, Overflow::ieee);
+std::vector<float> operand(const std::vector<double>& values, std::size_t& changed) {
+  std::vector<T> q(values.size());
+  changed = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    q[i] = lplab::convert<T>(values[i], Round::nearest_even, Overflow::ieee);
+    const double back = static_cast<double>(q[i]);
+    changed += !(back == values[i] || (std::isnan(back) && std::isnan(values[i])));
   }
   return k::detail::decode_operand(q.data(), q.size());
 }
@@ -232,23 +285,40 @@ std::vector<float> operand(std::size_t count, std::uint64_t seed, std::uint64_t 
 struct Operand {
   std::vector<float> values;
   k::detail::OperandRange range;
+  std::string what;  // "drawn" or the file, its shape and what rounding changed
 };
 
-Operand draw(const FormatEntry& f, std::size_t count, std::uint64_t seed, std::uint64_t stream, bool positive) {
+// Drawn like matmul_error's: N(0, 1) (or its absolute value) from stream
+// `stream` of the seed; or the file's values.
+Operand matmul_operand(const FormatEntry& f, const InputSource& file, Inputs& inputs, std::size_t count,
+                       std::uint64_t seed, std::uint64_t stream, bool positive) {
+  std::vector<double> drawn;
+  const Loaded* loaded = file.path.empty() ? nullptr : &inputs.get(file);
+  if (loaded == nullptr) {
+    drawn.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double g = gaussian(seed, stream, i);
+      drawn[i] = positive ? std::abs(g) : g;
+    }
+  }
   return visit_format(f, [&](auto type) {
     using T = typename decltype(type)::type;
-    return Operand{operand<T>(count, seed, stream, positive), k::detail::operand_range<T>()};
+    std::size_t changed = 0;
+    Operand o{operand<T>(loaded != nullptr ? loaded->values : drawn, changed), k::detail::operand_range<T>(), {}};
+    if (loaded != nullptr)
+      o.what = fmt::format("{} ({} changed by rounding into {})", loaded->what, changed, f.name);
+    return o;
   });
 }
 
-ComparedArrays run_matmul(const MatmulCheck& c, std::string& context) {
-  const auto m = static_cast<std::size_t>(c.m), n = static_cast<std::size_t>(c.n), kk = static_cast<std::size_t>(c.k);
+ComparedArrays run_matmul(const MatmulCheck& c, const MatmulPlan& p, Inputs& inputs, std::string& context) {
+  const auto m = static_cast<std::size_t>(p.m), n = static_cast<std::size_t>(p.n), kk = static_cast<std::size_t>(p.k);
   const bool positive = c.distribution == Distribution::half_normal;
   // The streams of matmul_error: A from 2k, B from 2k + 1.
-  const Operand a = draw(*c.a, m * kk, c.seed, 2 * c.k, positive);
-  const Operand b = draw(*c.b, kk * n, c.seed, 2 * c.k + 1, positive);
+  const Operand a = matmul_operand(*p.a, c.a_file, inputs, m * kk, c.seed, 2 * p.k, positive);
+  const Operand b = matmul_operand(*p.b, c.b_file, inputs, kk * n, c.seed, 2 * p.k + 1, positive);
   const k::detail::MatmulProblem problem{m, n, kk, a.values.data(), b.values.data(), a.range, b.range};
-  const k::MatmulOptions options = matmul_options(c);
+  const k::MatmulOptions options = matmul_options(c, p);
   ComparedArrays s;
   s.expected.resize(m * n);
   k::detail::matmul_accumulate(problem, k::MatmulOptions{.accumulator = k::Accumulator::fp64, .threads = 0},
@@ -261,10 +331,12 @@ ComparedArrays run_matmul(const MatmulCheck& c, std::string& context) {
     for (std::size_t i = 0; i < out.size(); ++i) v[i] = static_cast<double>(out[i]);
     return v;
   });
-  context = fmt::format("{} x {} -> {}, {}{}, m={}, n={}, k={}, seed {}", c.a->name, c.b->name, c.output->name,
+  const bool drawn = c.a_file.path.empty() || c.b_file.path.empty();
+  context = fmt::format("{} x {} -> {}, {}{}, m={}, n={}, k={}{}{}{}", p.a->name, p.b->name, c.output->name,
                         k::accumulator_name(c.accumulator),
-                        c.promote_every > 0 ? fmt::format(" promoted every {}", c.promote_every) : "", c.m, c.n,
-                        c.k, c.seed);
+                        c.promote_every > 0 ? fmt::format(" promoted every {}", c.promote_every) : "", m, n, kk,
+                        drawn ? fmt::format(", seed {}", c.seed) : "", a.what.empty() ? "" : ", a: " + a.what,
+                        b.what.empty() ? "" : ", b: " + b.what);
   return s;
 }
 
@@ -306,8 +378,10 @@ std::vector<CheckResult> run_spec(const Spec& spec, Progress* progress) {
   Inputs inputs(spec);
   double largest = 0;
   const Check* largest_check = &spec.checks.front();
-  for (const Check& c : spec.checks) {
-    const double bytes = plan(c, inputs, spec);
+  std::vector<MatmulPlan> matmuls(spec.checks.size());
+  for (std::size_t i = 0; i < spec.checks.size(); ++i) {
+    const Check& c = spec.checks[i];
+    const double bytes = plan(c, inputs, spec, matmuls[i]);
     if (bytes > largest) largest = bytes, largest_check = &c;
   }
   // b. Memory for the whole run: every distinct input is held until the
@@ -323,12 +397,17 @@ std::vector<CheckResult> run_spec(const Spec& spec, Progress* progress) {
     if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) inputs.get(q->input);
     if (const auto* v = std::get_if<ConvertCheck>(&c.what)) inputs.get(v->input);
     if (const auto* v = std::get_if<CompareCheck>(&c.what)) inputs.get(v->actual), inputs.get(v->expected);
+    if (const auto* v = std::get_if<MatmulCheck>(&c.what)) {
+      if (!v->a_file.path.empty()) inputs.get(v->a_file);
+      if (!v->b_file.path.empty()) inputs.get(v->b_file);
+    }
   }
 
   // Step 2: the checks, in order.
   std::vector<CheckResult> results;
   if (progress != nullptr) progress->set_total(spec.checks.size());
-  for (const Check& c : spec.checks) {
+  for (std::size_t i = 0; i < spec.checks.size(); ++i) {
+    const Check& c = spec.checks[i];
     if (Progress::interrupted()) throw Interrupted();
     const auto start = std::chrono::steady_clock::now();
     CheckResult r;
@@ -336,7 +415,7 @@ std::vector<CheckResult> run_spec(const Spec& spec, Progress* progress) {
     r.line = c.place.line;
     r.metric = metric_name(c.metric.kind);
     ComparedArrays s;
-    if (const auto* mm = std::get_if<MatmulCheck>(&c.what)) s = run_matmul(*mm, r.context);
+    if (const auto* mm = std::get_if<MatmulCheck>(&c.what)) s = run_matmul(*mm, matmuls[i], inputs, r.context);
     if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) s = run_quantize(*q, inputs.get(q->input), r.context);
     if (const auto* v = std::get_if<ConvertCheck>(&c.what)) s = run_convert(*v, inputs.get(v->input), r.context);
     if (const auto* v = std::get_if<CompareCheck>(&c.what)) {

@@ -377,17 +377,22 @@ class SpecFiles : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  // A little-endian float64 .npy of shape (n,), NumPy format version 1.0.
+  // A little-endian .npy of NumPy format version 1.0: float64 values of
+  // shape (n,), or the raw bytes of any descriptor and shape.
   void write_npy(const std::string& name, const std::vector<double>& v) {
-    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
+    write_raw(name, "<f8", std::to_string(v.size()) + ",",
+              std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double)));
+  }
+  void write_raw(const std::string& name, const std::string& descr, const std::string& shape,
+                 const std::string& data) {
+    std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
     header.append(64 - (10 + header.size() + 1) % 64, ' ');
     header += '\n';
     std::ofstream f(dir_ / name, std::ios::binary);
     f.write("\x93NUMPY\x01\x00", 8);
     const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
     f.write(len, 2);
-    f << header;
-    f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(double)));
+    f << header << data;
   }
   std::string write_spec(const std::string& text) {
     std::ofstream(dir_ / "spec.yaml") << text;
@@ -534,6 +539,73 @@ TEST_F(SpecFiles, memory_is_checked_for_the_whole_run) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(SpecFiles, matmul_runs_on_the_users_operands) {
+  // A (1 x 3, float64) rounded into fp16: 1.0001 becomes 1 (one value
+  // changed). B (3 x 1) float16 ones (code 0x3c00). The fp16 accumulator
+  // rounds after each add: 2048 + 1 is a tie between 2048 and 2050 (fp16's
+  // spacing at 2^11 is 2), to even 2048, and again for the last 1, so C =
+  // 2048 where the exact sum is 2050: relative error 2/2050. A wrong kernel
+  // (one rounding at the end, or pairwise) gives 2050 and 0.
+  const std::vector<double> a = {2048, 1, 1.0001};
+  write_raw("a.npy", "<f8", "1, 3", std::string(reinterpret_cast<const char*>(a.data()), 24));
+  write_raw("b.npy", "<f2", "3, 1", std::string("\x00\x3c\x00\x3c\x00\x3c", 6));
+  // The same B as raw E4M3 bytes (ml_dtypes' '|V1'): 1.0 is code 0x38.
+  write_raw("b8.npy", "|V1", "3, 1", "\x38\x38\x38");
+  const Spec spec = load_spec(write_spec(R"(checks:
+  - name: fp16_acc
+    matmul: {a: {path: a.npy, format: fp16}, b: b.npy, accumulator: fp16}
+    max_rel_err: 0
+  - name: raw_b
+    matmul: {a: {path: a.npy, format: fp16}, b: {path: b8.npy, dtype: e4m3}, accumulator: fp32}
+    max_rel_err: 0
+  - name: drawn_b
+    matmul: {a: {path: a.npy, format: bf16}, b: e4m3, n: 2, seed: 3, accumulator: fp64}
+    max_rel_err: 0
+)"));
+  const std::vector<CheckResult> r = run_spec(spec);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_FALSE(r[0].passed);
+  EXPECT_EQ(r[0].measured, 2.0 / 2050.0);
+  EXPECT_NE(r[0].context.find("float16 x float16 -> float32, fp16, m=1, n=1, k=3, a: "), std::string::npos)
+      << r[0].context;
+  EXPECT_NE(r[0].context.find("(1 changed by rounding into float16)"), std::string::npos) << r[0].context;
+  EXPECT_EQ(r[0].context.find("seed"), std::string::npos) << r[0].context;  // nothing drawn
+  EXPECT_TRUE(r[1].passed) << r[1].measured;  // 2050 is exact in fp32
+  EXPECT_NE(r[1].context.find("float16 x float8_e4m3fn"), std::string::npos) << r[1].context;
+  EXPECT_TRUE(r[2].passed) << r[2].measured;
+  EXPECT_NE(r[2].context.find("m=1, n=2, k=3, seed 3"), std::string::npos) << r[2].context;
+
+  auto error = [&](const std::string& check) {
+    try {
+      run_spec(load_spec(write_spec("checks:\n  - name: c\n    matmul: " + check + "\n    max_rel_err: 0\n")));
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string at = (dir_ / "spec.yaml").string() + ":2:5: check 'c': ";
+  EXPECT_EQ(error("{a: a.npy, b: b.npy, accumulator: fp32}"),
+            at + "a: " + (dir_ / "a.npy").string() + " holds float64 values; name the format they are rounded "
+                 "into: a: {path: " + (dir_ / "a.npy").string() + ", format: FORMAT}");
+  EXPECT_EQ(error("{a: {path: a.npy, format: bf16}, b: a.npy, accumulator: fp32}"),
+            at + "b: " + (dir_ / "a.npy").string() + " holds float64 values; name the format they are rounded "
+                 "into: b: {path: " + (dir_ / "a.npy").string() + ", format: FORMAT}");
+  write_raw("b4.npy", "<f2", "4, 1", std::string(8, '\0'));
+  EXPECT_EQ(error("{a: {path: a.npy, format: bf16}, b: b4.npy, accumulator: fp32}"),
+            at + "a is 1 x 3 and b is 4 x 1: A's columns must match B's rows");
+  write_raw("v.npy", "<f2", "3,", std::string(6, '\0'));
+  EXPECT_EQ(error("{a: v.npy, b: b.npy, accumulator: fp32}"),
+            at + "a: " + (dir_ / "v.npy").string() + " is 3, not a matrix (2-D)");
+  EXPECT_NE(error("{a: nope.npy, b: b.npy, accumulator: fp32}").find("nope.npy"), std::string::npos);
+  // Sizes the files give, and a drawn operand's fields without one, are refused.
+  EXPECT_EQ(error("{a: b.npy, b: b.npy, m: 3, accumulator: fp32}"),
+            (dir_ / "spec.yaml").string() + ":3:34: matmul: 'm' comes from the shape of a's file");
+  EXPECT_EQ(error("{a: b.npy, b: b.npy, seed: 3, accumulator: fp32}"),
+            (dir_ / "spec.yaml").string() + ":3:34: matmul: 'seed' applies to a drawn operand; a and b are both files");
+  EXPECT_EQ(error("{a: b.npy, accumulator: fp32}"),
+            (dir_ / "spec.yaml").string() + ":3:13: matmul: missing field 'b' (A is a file: B's format or its .npy file)");
 }
 
 TEST(SpecRun, matmul_check_reproduces_the_experiment) {

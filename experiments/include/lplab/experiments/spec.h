@@ -50,16 +50,22 @@ struct InputSource {
   SpecPlace place;
 };
 
-// C = A B with A (m x k) and B (k x n) drawn like the matmul_error
-// experiment's operands (N(0, 1) or |N(0, 1)| keyed by (seed, k), rounded to
-// nearest-even into the input formats), accumulated by `accumulator` and
-// rounded into `output`; expected: the fp64 accumulator's exact sum.
+// C = A B with A (m x k) and B (k x n), accumulated by `accumulator` and
+// rounded into `output`; expected: the fp64 accumulator's exact sum of the
+// same operands. Each operand is drawn like the matmul_error experiment's
+// (N(0, 1) or |N(0, 1)| keyed by (seed, k), rounded to nearest-even into
+// its format), or read from the user's .npy file (`a_file`, `b_file`: a
+// 2-D array whose shape gives m and k, or k and n), whose values are rounded
+// to nearest-even into the operand's format: the one named, else the file's
+// own (float16, or the raw data's dtype), resolved when the file's header is
+// read (run_spec).
 struct MatmulCheck {
-  const FormatEntry* a = nullptr;
+  const FormatEntry* a = nullptr;  // null only for a file that names no format
   const FormatEntry* b = nullptr;
+  InputSource a_file, b_file;  // path empty: drawn
   const FormatEntry* output = nullptr;
   kernels::Accumulator accumulator = kernels::Accumulator::fp32;
-  std::uint64_t m = 16, n = 16, k = 0, seed = 0;
+  std::uint64_t m = 16, n = 16, k = 0, seed = 0;  // from a file's shape where there is one (k = 0 until then)
   Distribution distribution = Distribution::normal;  // normal or half_normal
   int promote_every = 0;
   int tc_fraction_bits = 0;  // 0: 13 for 8-bit (or narrower) operands, 25 for 16-bit (H100 wgmma)
@@ -131,6 +137,12 @@ struct Spec {
 // (line breaks and other control characters in quoted user text are shown
 // as \n or \xHH, so that a CI log keeps one error per line).
 std::string spec_error(const std::string& name, SpecPlace at, std::string_view message);
+
+// A matmul check's limits: the message for sizes past them (more than 2^31
+// elements in its operands and output, more than 2^36 multiply-adds), or
+// empty; and the bytes its arrays take while it runs.
+std::string matmul_size_error(std::uint64_t m, std::uint64_t n, std::uint64_t k);
+double matmul_bytes(std::uint64_t m, std::uint64_t n, std::uint64_t k);
 
 // Parses and validates a spec. Any error -- YAML syntax, an unknown key (with
 // a suggestion for a near miss), a missing field, a wrong type, a size that is
