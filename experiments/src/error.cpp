@@ -26,6 +26,9 @@ namespace lplab::experiments {
 namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
+// The row length the scaling schemes read the sample in (a hidden size; the
+// tiles' and delayed scaling's steps are laid over it).
+constexpr std::size_t kSchemeRow = 1024;
 
 // The spacing of the format's values in the binade of x: 2^(e - nmant), e the
 // exponent of x clamped to the normal range (below it, the subnormal spacing;
@@ -140,7 +143,7 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
     const std::uint64_t p = point++;
     ctx.progress.step();
     if (!ctx.shard.owns(p)) continue;
-    const scaled::RoundTrip rt = scaled::round_trip(sc, xf);
+    const scaled::RoundTrip rt = scaled::round_trip(sc, xf, kSchemeRow);
     ErrorStats st;
     st.hist.assign(s.bins + 1, 0);
     // Against the double sample: what the fp32 tensor already lost counts.
@@ -159,8 +162,14 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
       "spacing in the binade of x (subnormal spacing below the normal range): nearest roundings give "
       "at most 0.5, directed ones less than 1, stochastic less than 1",
       "sqnr_db = 10 log10(sum x^2 / sum (y - x)^2); torchao's MX tests require >= 20 dB for MXFP8 "
-      "E4M3. Scheme rows (OCP MX v1.0 block scales, NVFP4, per-tensor FP8) round to nearest-even and "
-      "saturate; their ULP cells are empty because the spacing depends on each block's scale",
+      "E4M3. Scheme rows (OCP MX v1.0 block scales, NVFP4, per-tensor FP8, DeepSeek-V3 tiles) round to "
+      "nearest-even and saturate; their ULP cells are empty because the spacing depends on each block's scale",
+      fmt::format("the schemes read the values as a matrix of rows of {} (the last may be shorter): "
+                  "deepseek_1x128 scales each 1 x 128 tile, deepseek_128x128 each 128 x 128 block (fp32 "
+                  "scales, DeepSeek-V3 section 3.3.1); the _delayed rows are Transformer Engine's "
+                  "DelayedScaling (margin 0, history 1024, max) with each row one training step: row t is "
+                  "scaled by the amaxes of the rows before it, row 0 by TE's initial scale 1",
+                  kSchemeRow),
       fmt::format("overflow policy of the plain conversions: {}", ctx.params.text("overflow"))};
   hist.notes = {"count of elements whose error in ULPs lies in [ulp_lo, ulp_hi); fraction = count / n",
                 "plain formats only (scheme rows have no single ULP)"};
@@ -506,8 +515,7 @@ void summarize(std::vector<Table>& tables) {
 
 Experiment error_experiment() {
   std::vector<std::string> scheme_choices{"none"};
-  for (std::string_view s : scaled::block_schemes) scheme_choices.emplace_back(s);
-  for (std::string_view s : scaled::tensor_schemes) scheme_choices.emplace_back(s);
+  for (std::string_view s : scaled::all_schemes()) scheme_choices.emplace_back(s);
   std::string scheme_default;
   for (std::size_t i = 1; i < scheme_choices.size(); ++i) scheme_default += (i > 1 ? "," : "") + scheme_choices[i];
   const std::vector<std::string> round_choices{"nearest_even", "nearest_away", "toward_zero",

@@ -61,16 +61,18 @@ std::vector<Block> fixed_blocks() {
 
 GoldenFile blocks_suite() {
   GoldenFile f{"blocks",
-               "MX, NVFP4 and per-tensor FP8 scaling of fixed 32-element blocks",
+               "MX, NVFP4, per-tensor FP8 (current and delayed) and DeepSeek-V3 tile scaling of fixed 32-element blocks",
                {"SCHEME BLOCK[i] = y elem: y the dequantized value, elem the element's value "
-                "before scaling back (y / elem is the block's scale)"},
+                "before scaling back (y / elem is the block's scale)",
+                "the _delayed and deepseek_ schemes read each block as a 4 x 8 matrix: four steps of "
+                "delayed scaling (the first at scale 1), four 1 x 128 tiles, one 128 x 128 block"},
                {}};
   const std::vector<Block> blocks = fixed_blocks();
-  std::vector<std::string_view> schemes(scaled::block_schemes.begin(), scaled::block_schemes.end());
-  schemes.insert(schemes.end(), scaled::tensor_schemes.begin(), scaled::tensor_schemes.end());
-  for (std::string_view scheme : schemes) {
+  for (std::string_view scheme : scaled::all_schemes()) {
     for (const Block& b : blocks) {
-      const scaled::RoundTrip r = scaled::round_trip(scheme, b.x);
+      // As a 4 x 8 matrix: four delayed-scaling steps, four 1 x 128 tiles
+      // (one a row), one 128 x 128 block; the other schemes read it flat.
+      const scaled::RoundTrip r = scaled::round_trip(scheme, b.x, kBlock / 4);
       for (std::size_t i = 0; i < b.x.size(); ++i)
         f.entries.push_back({fmt::format("{} {}[{}] ({})", scheme, b.name, i, shortest(b.x[i])),
                              fmt::format("{} {}", shortest(r.y[i]), shortest(r.elem[i]))});

@@ -568,16 +568,17 @@ Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
       } else if (key == "quantize") {
         QuantizeCheck q;
         bool has_scheme = false, has_input = false;
-        for (const auto& [k, qe] : r.entries(e.value, vp, key, {"scheme", "input"})) {
+        for (const auto& [k, qe] : r.entries(e.value, vp, key, {"scheme", "input", "row_length"})) {
           const SpecPlace qp = r.place(qe.value, qe.key_place);
           if (k == "scheme") {
             q.scheme = r.text(qe.value, qp, k);
-            std::vector<std::string_view> names(scaled::block_schemes.begin(), scaled::block_schemes.end());
-            names.insert(names.end(), scaled::tensor_schemes.begin(), scaled::tensor_schemes.end());
+            const std::vector<std::string_view> names = scaled::all_schemes();
             if (std::find(names.begin(), names.end(), q.scheme) == names.end())
               r.fail(qp, fmt::format("scheme: unknown '{}'{}; known: {}", shown(q.scheme), suggestion(q.scheme, names),
                                      join(names)));
             has_scheme = true;
+          } else if (k == "row_length") {
+            q.row_length = r.whole(qe.value, qp, k, 1, static_cast<std::uint64_t>(kMaxElements));
           } else {
             q.input = parse_input(r, qe.value, qp, "input");
             has_input = true;

@@ -153,6 +153,13 @@ class Inputs {
   std::map<std::string, Loaded> cache_;
 };
 
+// The row length a quantize check reads its input in: row_length, else the
+// input's last dimension (a 1-D input is one row).
+std::size_t quantize_row(const QuantizeCheck& q, const std::vector<std::size_t>& shape, std::size_t count) {
+  if (q.row_length != 0) return static_cast<std::size_t>(q.row_length);
+  return shape.size() >= 2 && shape.back() != 0 ? shape.back() : std::max<std::size_t>(count, 1);
+}
+
 // A matmul check's operands and sizes as it runs: the files' formats and
 // shapes resolved in step 1.
 struct MatmulPlan {
@@ -250,6 +257,14 @@ double plan(const Check& c, Inputs& inputs, const Spec& spec, MatmulPlan& matmul
     return matmul_bytes(matmul.m, matmul.n, matmul.k);
   }
   if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) {
+    const Planned& in = inputs.plan(q->input);
+    const std::size_t row = quantize_row(*q, in.shape, in.count);
+    if (q->scheme.ends_with("_delayed") && row >= in.count)
+      throw UsageError(spec_error(
+          spec.name, c.place,
+          fmt::format("check '{}': {} scales each row (a training step) by the amaxes of the rows before it, "
+                      "and this input is one row of {}: give a 2-D input (steps x values) or row_length",
+                      c.name, q->scheme, in.count)));
     // The input and its round trip as float, their copies as double, and
     // the scheme's elements and scales (at most 8 bytes an element).
     return 32.0 * static_cast<double>(inputs.plan(q->input).count);
@@ -343,11 +358,13 @@ ComparedArrays run_matmul(const MatmulCheck& c, const MatmulPlan& p, Inputs& inp
 ComparedArrays run_quantize(const QuantizeCheck& c, const Loaded& in, std::string& context) {
   // The schemes take float32: the input rounded to nearest-even into it.
   const std::vector<float> x = sampling::to_float(in.values);
-  const scaled::RoundTrip r = scaled::round_trip(c.scheme, x);
+  const std::size_t row = quantize_row(c, in.shape, x.size());
+  const scaled::RoundTrip r = scaled::round_trip(c.scheme, x, row);
   ComparedArrays s;
   s.expected.assign(x.begin(), x.end());
   s.actual.assign(r.y.begin(), r.y.end());
-  context = fmt::format("{} of {}", c.scheme, in.what);
+  context = row < x.size() ? fmt::format("{} of {}, rows of {}", c.scheme, in.what, row)
+                           : fmt::format("{} of {}", c.scheme, in.what);
   return s;
 }
 

@@ -291,6 +291,22 @@ void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::
 // ---------------------------------------------------------------------------
 // Per-tensor scaling.
 
+namespace {
+
+// elem_i = convert<Elem>(x_i * scale, nearest_even, saturate), a chunk at a time.
+template <class Elem>
+void scale_and_convert(std::span<const float> x, std::span<Elem> out, float scale) {
+  std::array<float, kChunk> buf;
+  for (std::size_t i = 0; i < x.size(); i += kChunk) {
+    const std::size_t m = std::min(kChunk, x.size() - i);
+    for (std::size_t j = 0; j < m; ++j) buf[j] = x[i + j] * scale;
+    kernels::convert(std::span<const float>(buf.data(), m), out.subspan(i, m), Round::nearest_even,
+                     Overflow::saturate);
+  }
+}
+
+}  // namespace
+
 float amax(std::span<const float> x) noexcept {
   const std::uint32_t m = abs_max_bits(x.data(), x.size());
   return m > kInfBits ? std::numeric_limits<float>::quiet_NaN() : std::bit_cast<float>(m);
@@ -317,14 +333,15 @@ TensorScaleResult quantize(const TensorScaling<Elem>& s, std::span<const float> 
                        : s.amax == AmaxSource::history_max ? amax(history)
                                                            : history[0];
   const float scale = tensor_scale_for(s, source);
-  std::array<float, kChunk> buf;
-  for (std::size_t i = 0; i < x.size(); i += kChunk) {
-    const std::size_t m = std::min(kChunk, x.size() - i);
-    for (std::size_t j = 0; j < m; ++j) buf[j] = x[i + j] * scale;
-    kernels::convert(std::span<const float>(buf.data(), m), out.subspan(i, m), Round::nearest_even,
-                     Overflow::saturate);
-  }
+  scale_and_convert(x, out, scale);
   return {scale, current};
+}
+
+template <BlockElement Elem>
+float quantize_with_scale(std::span<const float> x, std::span<std::type_identity_t<Elem>> out, float scale) {
+  check_size("quantize_with_scale", "out", x.size(), out.size());
+  scale_and_convert(x, out, scale);
+  return amax(x);
 }
 
 template <BlockElement Elem>
@@ -333,6 +350,116 @@ void dequantize(const TensorScaling<Elem>&, std::span<const std::type_identity_t
   check_size("dequantize", "y", elems.size(), y.size());
   kernels::convert(elems, y);
   for (float& v : y) v = v / scale;
+}
+
+// ---------------------------------------------------------------------------
+// Delayed scaling.
+
+template <BlockElement Elem>
+DelayedScaler<Elem>::DelayedScaler(const DelayedScaling<Elem>& recipe) : recipe_(recipe) {
+  if (recipe.history_len < 1) fail("DelayedScaler: history_len must be at least 1");
+  if (recipe.amax == AmaxSource::current)
+    fail("DelayedScaler: the amax comes from the history (history_max or history_most_recent)");
+  history_.assign(static_cast<std::size_t>(recipe.history_len), 0.0f);
+}
+
+template <BlockElement Elem>
+TensorScaleResult DelayedScaler<Elem>::step(std::span<const float> x, std::span<std::type_identity_t<Elem>> out) {
+  const float used = scale_;
+  const float current = quantize_with_scale<Elem>(x, out, used);
+  history_[next_] = current;
+  next_ = (next_ + 1) % history_.size();
+  const float a = recipe_.amax == AmaxSource::history_max ? amax(history_) : current;
+  // TE's _default_sf_compute: the new scale where a > 0 and finite, else the old one.
+  if (a > 0.0f && std::isfinite(a)) scale_ = tensor_scale_for(TensorScaling<Elem>{.margin = recipe_.margin}, a);
+  return {used, current};
+}
+
+// ---------------------------------------------------------------------------
+// Fine-grained tile scaling.
+
+namespace {
+
+template <class Elem>
+void check_tiles(const char* fn, const TileScaling<Elem>& s, std::size_t n, std::size_t cols, std::size_t elems,
+                 std::size_t scales) {
+  if (s.tile_rows < 1 || s.tile_cols < 1) fail(std::string(fn) + ": tiles must be at least 1 x 1");
+  if (cols == 0) fail(std::string(fn) + ": cols must be at least 1");
+  if (!(s.amax_floor >= 0.0f) || !std::isfinite(s.amax_floor))
+    fail(std::string(fn) + ": amax_floor must be finite and not negative");
+  check_size(fn, "elems", n, elems);
+  check_size(fn, "scales", tile_scales_needed(s, n, cols), scales);
+}
+
+// Calls f(first, count) for each row segment of tile (R, C) of a matrix of
+// n elements in rows of `cols`.
+template <class F>
+void for_tile_segments(std::size_t n, std::size_t cols, std::size_t r0, std::size_t r1, std::size_t c0,
+                       std::size_t c1, F&& f) {
+  for (std::size_t r = r0; r < r1; ++r) {
+    const std::size_t first = r * cols + c0;
+    if (first >= n) break;
+    f(first, std::min(r * cols + c1, n) - first);
+  }
+}
+
+}  // namespace
+
+template <BlockElement Elem>
+void quantize(const TileScaling<Elem>& s, std::span<const float> x, std::size_t cols,
+              std::span<std::type_identity_t<Elem>> elems, std::span<float> scales) {
+  const std::size_t n = x.size();
+  check_tiles("quantize", s, n, cols, elems.size(), scales.size());
+  if (n == 0) return;
+  const std::size_t rows = (n + cols - 1) / cols;
+  const auto tr = static_cast<std::size_t>(s.tile_rows), tc = static_cast<std::size_t>(s.tile_cols);
+  const std::size_t tiles_across = (cols + tc - 1) / tc;
+  constexpr float max_elem = static_cast<float>(finfo<Elem>::max);
+  std::vector<float> buf(std::min(tc, cols));
+  for (std::size_t tr0 = 0, R = 0; tr0 < rows; tr0 += tr, ++R) {
+    for (std::size_t tc0 = 0, C = 0; tc0 < cols; tc0 += tc, ++C) {
+      const std::size_t r1 = std::min(tr0 + tr, rows), c1 = std::min(tc0 + tc, cols);
+      // 1. The tile's amax (as bits: NaN and infinity above every finite value).
+      std::uint32_t amax_bits = 0;
+      for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
+        amax_bits = std::max(amax_bits, abs_max_bits(x.data() + first, count));
+      });
+      float& scale = scales[R * tiles_across + C];
+      // 2. A tile with a NaN or an infinity: NaN scale, +0 elements.
+      if (is_nonfinite(amax_bits)) {
+        scale = std::numeric_limits<float>::quiet_NaN();
+        for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
+          std::fill_n(elems.begin() + static_cast<std::ptrdiff_t>(first), count, Elem::from_bits(0));
+        });
+        continue;
+      }
+      // 3. The floored amax, the factor and the scale, in float32.
+      const float a = std::max(std::bit_cast<float>(amax_bits), s.amax_floor);
+      const float factor = max_elem / a;
+      scale = a / max_elem;
+      // 4. The elements: x * factor rounded by the bulk conversion.
+      for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
+        for (std::size_t j = 0; j < count; ++j) buf[j] = x[first + j] * factor;
+        kernels::convert(std::span<const float>(buf.data(), count), elems.subspan(first, count),
+                         Round::nearest_even, Overflow::saturate);
+      });
+    }
+  }
+}
+
+template <BlockElement Elem>
+void dequantize(const TileScaling<Elem>& s, std::span<const std::type_identity_t<Elem>> elems, std::size_t cols,
+                std::span<const float> scales, std::span<float> y) {
+  const std::size_t n = elems.size();
+  check_tiles("dequantize", s, n, cols, y.size(), scales.size());
+  if (n == 0) return;
+  kernels::convert(elems, y);
+  const std::size_t rows = (n + cols - 1) / cols;
+  const auto tr = static_cast<std::size_t>(s.tile_rows), tc = static_cast<std::size_t>(s.tile_cols);
+  const std::size_t tiles_across = (cols + tc - 1) / tc;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols && r * cols + c < n; ++c)
+      y[r * cols + c] *= scales[(r / tr) * tiles_across + c / tc];
 }
 
 // ---------------------------------------------------------------------------
@@ -354,7 +481,13 @@ void dequantize(const TensorScaling<Elem>&, std::span<const std::type_identity_t
   template float tensor_scale_for(const TensorScaling<E>&, float) noexcept;            \
   template TensorScaleResult quantize(const TensorScaling<E>&, std::span<const float>, \
                                       std::span<E>, std::span<const float>);           \
-  template void dequantize(const TensorScaling<E>&, std::span<const E>, float, std::span<float>);
+  template void dequantize(const TensorScaling<E>&, std::span<const E>, float, std::span<float>); \
+  template float quantize_with_scale<E>(std::span<const float>, std::span<E>, float);             \
+  template class DelayedScaler<E>;                                                                \
+  template void quantize(const TileScaling<E>&, std::span<const float>, std::size_t, std::span<E>, \
+                         std::span<float>);                                                       \
+  template void dequantize(const TileScaling<E>&, std::span<const E>, std::size_t, std::span<const float>, \
+                           std::span<float>);
 #define LPLAB_SCALING_PACKED_ELEMENT(E)        \
   LPLAB_SCALING_PACKED_PAIR(E, float8_e8m0fnu) \
   LPLAB_SCALING_PACKED_PAIR(E, float8_e4m3fn)

@@ -608,6 +608,44 @@ TEST_F(SpecFiles, matmul_runs_on_the_users_operands) {
             (dir_ / "spec.yaml").string() + ":3:13: matmul: missing field 'b' (A is a file: B's format or its .npy file)");
 }
 
+TEST_F(SpecFiles, quantize_reads_rows_for_tiles_and_delayed_steps) {
+  // Two steps of 128: the first of amax 1 (at TE's initial scale 1, exact
+  // for 1 and 0.5), the second of amax 4 scaled by the first step's
+  // 448 / 1: 4 * 448 saturates to 448, so 4 comes back as 1.
+  std::vector<double> x(256, 0.5);
+  x[0] = 1.0;
+  x[128] = 4.0;
+  write_raw("steps.npy", "<f8", "2, 128", std::string(reinterpret_cast<const char*>(x.data()), 256 * 8));
+  write_npy("flat.npy", x);
+  const Spec spec = load_spec(write_spec(R"(checks:
+  - name: delayed
+    quantize: {scheme: fp8_e4m3_delayed, input: steps.npy}
+    max_abs_err: 0
+  - name: delayed_flat_rows
+    quantize: {scheme: fp8_e4m3_delayed, input: flat.npy, row_length: 128}
+    max_abs_err: 0
+  - name: tiles
+    quantize: {scheme: deepseek_1x128, input: steps.npy}
+    max_abs_err: 0
+)"));
+  const std::vector<CheckResult> r = run_spec(spec);
+  EXPECT_EQ(r[0].measured, 3.0);  // |1 - 4|
+  EXPECT_EQ(r[1].measured, 3.0);
+  EXPECT_NE(r[1].context.find("rows of 128"), std::string::npos) << r[1].context;
+  // Each 1 x 128 tile has its own scale: 4 and 1 and 0.5 are exact (4 * 112 = 448).
+  EXPECT_EQ(r[2].measured, 0.0);
+  try {
+    run_spec(load_spec(write_spec("checks:\n  - name: d\n    quantize: {scheme: fp8_e5m2_delayed, input: flat.npy}\n"
+                                  "    max_abs_err: 0\n")));
+    FAIL() << "a delayed scheme over one row was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("check 'd': fp8_e5m2_delayed scales each row (a training step) by the "
+                                         "amaxes of the rows before it, and this input is one row of 256"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SpecRun, matmul_check_reproduces_the_experiment) {
   // bf16 output of the fp64 accumulator is the exact sum rounded once: the
   // relative error is below bf16's unit roundoff 2^-8, and not zero.

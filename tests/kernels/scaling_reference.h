@@ -166,4 +166,56 @@ std::vector<Elem> ref_tensor_quantize(std::span<const float> x, float scale) {
   return out;
 }
 
+// Fine-grained tile scaling (scaling.h's TileScaling), element by element:
+// each element's tile found from its row and column, the tile's amax over
+// every element of it, the float32 operations rounded once from double (the
+// quotient and product of two floats, rounded to float, as float
+// arithmetic gives them).
+template <class Elem>
+struct RefTiles {
+  std::vector<Elem> elems;
+  std::vector<float> scales, y;
+};
+
+template <class Elem>
+RefTiles<Elem> ref_tile_quantize(const kernels::TileScaling<Elem>& s, std::span<const float> x, std::size_t cols) {
+  const std::size_t n = x.size(), rows = (n + cols - 1) / cols;
+  const auto tr = static_cast<std::size_t>(s.tile_rows), tc = static_cast<std::size_t>(s.tile_cols);
+  const std::size_t across = (cols + tc - 1) / tc, down = (rows + tr - 1) / tr;
+  auto tile_of = [&](std::size_t i) { return (i / cols / tr) * across + (i % cols) / tc; };
+  std::vector<double> amax(across * down, 0.0);
+  std::vector<bool> special(across * down, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) special[tile_of(i)] = true;
+    else amax[tile_of(i)] = std::max(amax[tile_of(i)], std::abs(static_cast<double>(x[i])));
+  }
+  const double max_elem = static_cast<double>(finfo<Elem>::max);
+  RefTiles<Elem> r;
+  r.scales.resize(across * down);
+  std::vector<float> factor(across * down);
+  for (std::size_t t = 0; t < r.scales.size(); ++t) {
+    if (special[t]) {
+      r.scales[t] = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    const double a = std::max(amax[t], static_cast<double>(s.amax_floor));
+    factor[t] = static_cast<float>(max_elem / a);
+    r.scales[t] = static_cast<float>(a / max_elem);
+  }
+  r.elems.resize(n);
+  r.y.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t t = tile_of(i);
+    if (special[t]) {
+      r.elems[i] = Elem::from_bits(0);
+      r.y[i] = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    const float scaled = static_cast<float>(static_cast<double>(x[i]) * factor[t]);
+    r.elems[i] = lplab::convert<Elem>(scaled, Round::nearest_even, Overflow::saturate);
+    r.y[i] = static_cast<float>(static_cast<double>(r.elems[i]) * r.scales[t]);
+  }
+  return r;
+}
+
 }  // namespace lplab::testing

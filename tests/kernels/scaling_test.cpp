@@ -652,5 +652,113 @@ TEST(TensorScaling, fast_path_matches_reference_e4m3) { tensor_matches_reference
 TEST(TensorScaling, fast_path_matches_reference_e5m2) { tensor_matches_reference<float8_e5m2>(); }
 TEST(TensorScaling, fast_path_matches_reference_e2m1) { tensor_matches_reference<float4_e2m1fn>(); }
 
+// --- delayed scaling (Transformer Engine's DelayedScaling) -------------------
+
+TEST(DelayedScaling, each_step_is_scaled_by_the_steps_before_it) {
+  DelayedScaler<float8_e4m3fn> s(DelayedScaling<float8_e4m3fn>{.history_len = 2});
+  std::vector<float8_e4m3fn> q(2);
+  auto step = [&](float a, float b) {
+    const std::vector<float> x = {a, b};
+    return s.step(x, q);
+  };
+  // Step 0 at TE's initial scale 1: 2 is exact in E4M3.
+  TensorScaleResult r = step(2.0f, -0.5f);
+  EXPECT_EQ(r.scale, 1.0f);
+  EXPECT_EQ(r.amax, 2.0f);
+  EXPECT_EQ(q[0].bits(), 0x40);
+  EXPECT_EQ(s.scale(), 224.0f);  // 448 / 2
+  // Step 1's amax doubled: scaled by the old 224, 4 * 224 = 896 saturates to 448.
+  r = step(4.0f, 1.0f);
+  EXPECT_EQ(r.scale, 224.0f);
+  EXPECT_EQ(q[0].bits(), 0x7E);
+  EXPECT_EQ(s.scale(), 112.0f);  // max(2, 4)
+  // Step 2: the history holds (4, 1); then (1, 1) after step 3 drops the 4.
+  r = step(1.0f, 0.0f);
+  EXPECT_EQ(r.scale, 112.0f);
+  EXPECT_EQ(s.scale(), 112.0f);
+  step(1.0f, 0.0f);
+  EXPECT_EQ(s.scale(), 448.0f);
+  // An all-zero step leaves the history's max, and a NaN keeps the old scale.
+  step(0.0f, 0.0f);
+  EXPECT_EQ(s.scale(), 448.0f);
+  step(std::numeric_limits<float>::quiet_NaN(), 1.0f);
+  EXPECT_EQ(s.scale(), 448.0f);
+
+  // most_recent follows the last step alone; the margin halves the scale.
+  DelayedScaler<float8_e5m2> recent(DelayedScaling<float8_e5m2>{.margin = 1, .amax = AmaxSource::history_most_recent});
+  std::vector<float8_e5m2> q5(1);
+  recent.step(std::vector<float>{1024.0f}, q5);
+  EXPECT_EQ(recent.scale(), 28.0f);  // (57344 / 1024) / 2
+  recent.step(std::vector<float>{0.25f}, q5);
+  EXPECT_EQ(recent.scale(), 114688.0f);  // (57344 / 0.25) / 2
+
+  EXPECT_THROW(DelayedScaler<float8_e4m3fn>(DelayedScaling<float8_e4m3fn>{.history_len = 0}), std::invalid_argument);
+  EXPECT_THROW(DelayedScaler<float8_e4m3fn>(DelayedScaling<float8_e4m3fn>{.amax = AmaxSource::current}),
+               std::invalid_argument);
+}
+
+// --- fine-grained tiles (DeepSeek-V3) ---------------------------------------
+
+TEST(TileScaling, deepseek_golden_values) {
+  // One 1 x 128 tile of 1..128: factor 448 / 128 = 3.5, scale 128 / 448 = 2/7.
+  std::vector<float> x(128);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i + 1);
+  std::vector<float8_e4m3fn> q(128);
+  std::vector<float> sc(tile_scales_needed(deepseek_activations, 128, 128)), y(128);
+  ASSERT_EQ(sc.size(), 1u);
+  quantize(deepseek_activations, x, 128, q, sc);
+  EXPECT_EQ(sc[0], 2.0f / 7.0f);
+  EXPECT_EQ(static_cast<float>(q[0]), 3.5f);
+  EXPECT_EQ(static_cast<float>(q[127]), 448.0f);
+  // 3 * 3.5 = 10.5 is a tie between E4M3's 10 and 11 (spacing 1 in [8, 16)): to even, 10.
+  EXPECT_EQ(static_cast<float>(q[2]), 10.0f);
+  dequantize(deepseek_activations, q, 128, sc, y);
+  EXPECT_EQ(y[2], 10.0f * (2.0f / 7.0f));
+  // A tile below the floor: a = 1e-4f, so 1e-6 * (448 / 1e-4f) = 4.48 becomes 4.5.
+  const std::vector<float> tiny(128, 1e-6f);
+  quantize(deepseek_activations, tiny, 128, q, sc);
+  EXPECT_EQ(sc[0], 1e-4f / 448.0f);
+  EXPECT_EQ(static_cast<float>(q[0]), 4.5f);
+  // Weights: 128 x 128 blocks; a 130 x 260 matrix has 2 x 3 of them.
+  EXPECT_EQ(tile_scales_needed(deepseek_weights, 130 * 260, 260), 6u);
+  EXPECT_EQ(tile_scales_needed(deepseek_activations, 130 * 260, 260), 130u * 3);
+  EXPECT_EQ(tile_scales_needed(deepseek_activations, 0, 260), 0u);
+}
+
+TEST(TileScaling, matches_the_reference_on_every_shape) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const SimdTarget& target : simd_targets()) {
+    ScopedSimdTarget pin(target.id);
+    for (const auto& [tr, tc] : {std::pair{1, 128}, std::pair{128, 128}, std::pair{2, 3}, std::pair{1, 1}}) {
+      const TileScaling<float8_e4m3fn> s{.tile_rows = tr, .tile_cols = tc};
+      for (std::size_t cols : {1u, 5u, 128u, 300u}) {
+        for (std::size_t n : {1u, 7u, 640u, 3001u}) {
+          std::vector<float> x(n);
+          // Tiles of very different magnitudes, a zero tile's worth, specials.
+          for (std::size_t i = 0; i < n; ++i) x[i] = std::ldexp(normal(gen), static_cast<int>(i / 97 % 40) - 20);
+          if (n > 100) x[99] = kNaN, x[n / 2] = kInf, x[n - 2] = 0;
+          std::vector<float8_e4m3fn> q(n);
+          std::vector<float> sc(tile_scales_needed(s, n, cols)), y(n);
+          quantize(s, x, cols, q, sc);
+          dequantize(s, q, cols, sc, y);
+          const auto ref = lplab::testing::ref_tile_quantize(s, x, cols);
+          for (std::size_t t = 0; t < sc.size(); ++t) ASSERT_EQ(bits(sc[t]), bits(ref.scales[t])) << t;
+          for (std::size_t i = 0; i < n; ++i) {
+            ASSERT_EQ(q[i].bits(), ref.elems[i].bits()) << i << " of " << n << ", cols " << cols;
+            ASSERT_EQ(bits(y[i]), bits(ref.y[i])) << i;
+          }
+        }
+      }
+    }
+  }
+  std::vector<float> x(4);
+  std::vector<float8_e4m3fn> q(4);
+  std::vector<float> sc(1), wrong(2);
+  EXPECT_THROW(quantize(deepseek_activations, x, 0, q, sc), std::invalid_argument);
+  EXPECT_THROW(quantize(deepseek_activations, x, 4, q, wrong), std::invalid_argument);
+  EXPECT_THROW(quantize(TileScaling<float8_e4m3fn>{.tile_rows = 0}, x, 4, q, sc), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace lplab::kernels

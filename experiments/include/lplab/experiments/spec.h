@@ -72,11 +72,15 @@ struct MatmulCheck {
   Round round = Round::nearest_even;
 };
 
-// A block-scaled (OCP MX v1.0, NVFP4) or per-tensor FP8 round trip of the
-// input (as float32); expected: the input as float32.
+// A scaled round trip of the input (as float32) by one of the schemes of
+// experiments' scaled.h (OCP MX v1.0, NVFP4, per-tensor FP8 current or
+// delayed scaling, DeepSeek-V3 tiles); expected: the input as float32. The
+// input is a matrix of rows of `row_length` values (0: its last dimension;
+// a 1-D input is one row): the tiles' geometry and delayed scaling's steps.
 struct QuantizeCheck {
   std::string scheme;
   InputSource input;
+  std::uint64_t row_length = 0;
 };
 
 // Each input value rounded into `format`; expected: the input.

@@ -115,6 +115,7 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "lplab/formats.h"
 #include "lplab/kernels/packed.h"
@@ -257,5 +258,107 @@ TensorScaleResult quantize(const TensorScaling<Elem>& s, std::span<const float> 
 template <BlockElement Elem>
 void dequantize(const TensorScaling<Elem>& s, std::span<const std::type_identity_t<Elem>> elems,
                 float scale, std::span<float> y);
+
+// The element step of per-tensor scaling with a scale the caller chose:
+// elem_i = convert<Elem>(x_i * scale, nearest_even, saturate). Returns amax(x).
+template <BlockElement Elem>
+float quantize_with_scale(std::span<const float> x, std::span<std::type_identity_t<Elem>> out, float scale);
+
+// ---------------------------------------------------------------------------
+// Delayed scaling over training steps: Transformer Engine's DelayedScaling
+// recipe (transformer_engine.common.recipe; the PyTorch module fp8.py,
+// _default_get_amax_and_update_history and _default_sf_compute), one
+// quantity whose tensor is quantized once a step.
+//
+//   step t:  elem = convert<Elem>(x_t * scale_t)  (quantize_with_scale), and
+//            amax(x_t) is recorded in the history, which holds the last
+//            history_len steps' amaxes (zeros before the first steps);
+//   then:    a = max(history) (AmaxSource::history_max, TE's "max") or
+//            amax(x_t) (history_most_recent, TE's "most_recent"), and
+//            scale_{t+1} = (max_elem / a) / 2^margin  (float32, in that order)
+//            where a > 0 and a is finite; otherwise scale_{t+1} = scale_t.
+//   scale_0 = 1 (TE's initial scale).
+// So a step is scaled by the amaxes of the steps before it: a tensor whose
+// amax grows past the history's saturates, one that shrinks underflows.
+// Where TE's quotient overflows to infinity (a < max_elem / FLT_MAX) lplab
+// uses FLT_MAX (tensor_scale_for's clamp); TE's dequantization multiplies by
+// 1 / scale, lplab's divides (TensorScaling's dequantize), which can differ
+// in the last bit of y; the elements are TE's.
+template <BlockElement Elem>
+struct DelayedScaling {
+  int margin = 0;
+  int history_len = 1024;                      // TE's default amax_history_len
+  AmaxSource amax = AmaxSource::history_max;  // or history_most_recent; not current
+};
+
+inline constexpr DelayedScaling<float8_e4m3fn> fp8_e4m3_delayed{};
+inline constexpr DelayedScaling<float8_e5m2> fp8_e5m2_delayed{};
+
+template <BlockElement Elem>
+class DelayedScaler {
+ public:
+  // std::invalid_argument for history_len < 1 or AmaxSource::current.
+  explicit DelayedScaler(const DelayedScaling<Elem>& recipe);
+
+  // Quantizes this step's tensor with the current scale, records its amax
+  // and updates the scale for the next step. Returns the scale used and the
+  // tensor's amax.
+  TensorScaleResult step(std::span<const float> x, std::span<std::type_identity_t<Elem>> out);
+  float scale() const noexcept { return scale_; }
+
+ private:
+  DelayedScaling<Elem> recipe_;
+  std::vector<float> history_;  // a ring: history_[next_] is the oldest entry
+  std::size_t next_ = 0;
+  float scale_ = 1.0f;
+};
+
+// ---------------------------------------------------------------------------
+// Fine-grained FP8 scaling of a matrix (DeepSeek-V3, arXiv 2412.19437,
+// section 3.3.1; the casts of DeepGEMM's tests, per_token_cast_to_fp8 and
+// per_block_cast_to_fp8): tiles of tile_rows x tile_cols elements, each with
+// an fp32 scale. DeepSeek-V3 uses 1 x 128 tiles for activations (per token
+// and 128 channels) and 128 x 128 blocks for weights.
+//
+// x is a row-major matrix of rows of `cols` elements; the last row may be
+// shorter (rows = ceil(n / cols)). Tile (R, C) holds the elements of rows
+// [R tile_rows, (R + 1) tile_rows) and columns [C tile_cols, (C + 1)
+// tile_cols) that exist; scales are stored tile by tile, row-major over
+// (R, C): ceil(rows / tile_rows) * ceil(cols / tile_cols) of them. Per tile,
+// in float32 arithmetic, each operation rounded to nearest-even:
+//     a      = max(amax, amax_floor)          (DeepGEMM: clamp(1e-4))
+//     elem_i = convert<Elem>(x_i * (max_elem / a), nearest_even, saturate)
+//     scale  = a / max_elem
+//     y_i    = float(elem_i) * scale
+// A tile holding a NaN or an infinity gets a NaN scale, +0 elements and NaN
+// values (as MX blocks do; DeepGEMM's cast gives NaN elements there and its
+// dequantized tile is NaN all the same).
+template <BlockElement Elem>
+struct TileScaling {
+  using element_type = Elem;
+  int tile_rows = 1, tile_cols = 128;
+  float amax_floor = 1e-4f;
+};
+
+inline constexpr TileScaling<float8_e4m3fn> deepseek_activations{.tile_rows = 1, .tile_cols = 128};
+inline constexpr TileScaling<float8_e4m3fn> deepseek_weights{.tile_rows = 128, .tile_cols = 128};
+
+// Scales for n elements in rows of `cols` (0 for n = 0).
+template <class Elem>
+constexpr std::size_t tile_scales_needed(const TileScaling<Elem>& s, std::size_t n, std::size_t cols) noexcept {
+  if (n == 0 || cols == 0) return 0;
+  const std::size_t rows = n / cols + (n % cols != 0 ? 1 : 0);
+  const auto tr = static_cast<std::size_t>(s.tile_rows), tc = static_cast<std::size_t>(s.tile_cols);
+  return (rows / tr + (rows % tr != 0 ? 1 : 0)) * (cols / tc + (cols % tc != 0 ? 1 : 0));
+}
+
+// std::invalid_argument for tiles smaller than 1 x 1, cols = 0, a negative
+// or non-finite amax_floor, or spans of the wrong size.
+template <BlockElement Elem>
+void quantize(const TileScaling<Elem>& s, std::span<const float> x, std::size_t cols,
+              std::span<std::type_identity_t<Elem>> elems, std::span<float> scales);
+template <BlockElement Elem>
+void dequantize(const TileScaling<Elem>& s, std::span<const std::type_identity_t<Elem>> elems, std::size_t cols,
+                std::span<const float> scales, std::span<float> y);
 
 }  // namespace lplab::kernels
