@@ -52,17 +52,11 @@ std::string text(const lx::Table& t, const lx::Row& r, const std::string& col) {
   return std::get<std::string>(r.cells[t.column(col)]);
 }
 
-class Roofline : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { tables_ = new std::vector<lx::Table>(run_roofline({"bfloat16", "float32", "float4_e2m1fn"})); }
-  static void TearDownTestSuite() { delete tables_; }
-  static std::vector<lx::Table>* tables_;
-};
-std::vector<lx::Table>* Roofline::tables_ = nullptr;
-
-}  // namespace
-
-TEST_F(Roofline, LectureIntensitiesInBf16) {
+// One run's tables, shared by the checks below: the run measures this
+// machine's roofs, which takes seconds (tens under a sanitizer), so the
+// checks run as sections of one test, in one process, not one run each.
+const std::vector<lx::Table>* tables_ = nullptr;
+void LectureIntensitiesInBf16() {
   const lx::Table& t = table(*tables_, "roofline_ops");
   const auto I = [&](const char* op) { return num(t, row(t, {{"op", op}, {"dtype", "bfloat16"}}), "intensity"); };
   EXPECT_EQ(I("relu"), 0.25);      // 1 FLOP / (2 + 2) bytes
@@ -79,7 +73,7 @@ TEST_F(Roofline, LectureIntensitiesInBf16) {
   EXPECT_EQ(num(t, mm, "bytes"), 3.0 * 1024 * 1024 * 2);
 }
 
-TEST_F(Roofline, IntensityScalesWithElementSize) {
+void IntensityScalesWithElementSize() {
   const lx::Table& t = table(*tables_, "roofline_ops");
   EXPECT_EQ(num(t, row(t, {{"op", "relu"}, {"dtype", "float32"}}), "intensity"), 0.125);  // 1 / 8
   EXPECT_EQ(num(t, row(t, {{"op", "relu"}, {"dtype", "float4_e2m1fn"}}), "intensity"), 1.0);  // 1 / 1
@@ -87,7 +81,7 @@ TEST_F(Roofline, IntensityScalesWithElementSize) {
                    4 * 1024.0 / 3.0);
 }
 
-TEST_F(Roofline, SpecSheetRidges) {
+void SpecSheetRidges() {
   const lx::Table& t = table(*tables_, "roofline_roofs");
   const auto ridge = [&](const char* dev, const char* dt) {
     return num(t, row(t, {{"device", dev}, {"dtype", dt}}), "ridge_flop_per_byte");
@@ -102,7 +96,7 @@ TEST_F(Roofline, SpecSheetRidges) {
   EXPECT_DOUBLE_EQ(num(t, row(t, {{"device", "h100_sxm"}, {"dtype", "bf16"}}), "bandwidth_gbs"), 3350);
 }
 
-TEST_F(Roofline, WhichOpsAreMemoryBound) {
+void WhichOpsAreMemoryBound() {
   const lx::Table& t = table(*tables_, "roofline_ops");
   const auto bound = [&](const char* op, const char* dt, const char* dev) {
     return text(t, row(t, {{"op", op}, {"dtype", dt}}), std::string("bound_on_") + dev);
@@ -125,7 +119,7 @@ TEST_F(Roofline, WhichOpsAreMemoryBound) {
   EXPECT_EQ(bound("matmul", "float32", "h100_sxm"), "compute");
 }
 
-TEST_F(Roofline, MeasuredRoofsAndPoints) {
+void MeasuredRoofsAndPoints() {
   const lx::Table& roofs = table(*tables_, "roofline_roofs");
   const lx::Row& fp32 = row(roofs, {{"device", "this_cpu"}, {"dtype", "fp32"}});
   EXPECT_GT(num(roofs, fp32, "peak_gflops"), 1.0);
@@ -159,6 +153,34 @@ TEST_F(Roofline, MeasuredRoofsAndPoints) {
   // another job held both cores.)
   const lx::Row& mm = row(pts, {{"op", "matmul"}, {"dtype", "float32"}});
   EXPECT_DOUBLE_EQ(num(pts, mm, "intensity"), num(pts, mm, "n") / 6.0);
+}
+
+}  // namespace
+
+TEST(Roofline, TablesOfOneRun) {
+  const std::vector<lx::Table> tables = run_roofline({"bfloat16", "float32", "float4_e2m1fn"});
+  tables_ = &tables;
+  {
+    SCOPED_TRACE("LectureIntensitiesInBf16");
+    LectureIntensitiesInBf16();
+  }
+  {
+    SCOPED_TRACE("IntensityScalesWithElementSize");
+    IntensityScalesWithElementSize();
+  }
+  {
+    SCOPED_TRACE("SpecSheetRidges");
+    SpecSheetRidges();
+  }
+  {
+    SCOPED_TRACE("WhichOpsAreMemoryBound");
+    WhichOpsAreMemoryBound();
+  }
+  {
+    SCOPED_TRACE("MeasuredRoofsAndPoints");
+    MeasuredRoofsAndPoints();
+  }
+  tables_ = nullptr;
 }
 
 TEST(RooflineParams, TooMuchMemoryIsAUsageError) {
