@@ -176,7 +176,8 @@ int run(int argc, char** argv) {
                       "The format of an --input file np.save wrote from an ml_dtypes array ('<V2', '|V1'): "
                       "bfloat16, float8_e4m3fn, float4_e2m1fn, ...");
   run_cmd->add_option("--shard", request.shard, "I/N: run part I (from 0) of N of the parameter grid");
-  run_cmd->add_option("--threads", request.threads, "Worker threads (0: every core)");
+  run_cmd->add_option("--threads", request.threads, "Worker threads (0: every core)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty value is not a number") : std::string(); });
   run_cmd->add_option("--output", output, "table, csv or json (json is what 'lplab merge' reads)");
   run_cmd->add_option("--out", out_file, "Write to FILE (atomically) instead of stdout");
 
