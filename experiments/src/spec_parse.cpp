@@ -26,6 +26,7 @@
 #include "lplab/experiments/spec.h"
 #include "lplab/experiments/text.h"
 #include "scaled.h"
+#include "spec_limits.h"
 
 namespace lplab::experiments {
 namespace {
@@ -65,12 +66,9 @@ struct DocumentCounter : YAML::EventHandler {
 
 namespace {
 
-// More elements than this in one array, or in a matmul's operands and output
-// together, is refused (the .npy reader's limit too).
-constexpr double kMaxElements = 0x1p31;
-// A matmul of more multiply-adds than this is refused: the emulated
-// accumulators run on the CPU, and the fp64 reference costs as much again.
-constexpr double kMaxMultiplyAdds = 0x1p36;
+using spec_limits::kMaxElements;
+using spec_limits::matmul_bytes;
+using spec_limits::matmul_size_error;
 // A spec file larger than this is refused before it is parsed.
 constexpr std::size_t kMaxSpecBytes = std::size_t{16} << 20;  // 16 MiB
 
@@ -341,13 +339,12 @@ InputSource parse_input(const Reader& r, const YAML::Node& node, SpecPlace at, s
 // (a format's name holds neither a '/' nor a '.').
 bool names_file(std::string_view s) { return s.find('/') != std::string_view::npos || s.find('.') != std::string_view::npos; }
 
-// A matmul operand's format: 16-bit or narrower, with a mantissa (the
-// kernel's decoded operands are float).
+// A matmul operand's format (spec_limits::matmul_operand).
 const FormatEntry* operand_format(const Reader& r, const YAML::Node& node, SpecPlace at, std::string_view field) {
   const FormatEntry* f = r.format(node, at, field);
-  if (f->info.bits > 16 || f->info.mantissa_bits == 0)
-    r.fail(at, fmt::format("{}: {} is not a matmul input format here (16-bit or narrower, with a mantissa)", field,
-                           f->name));
+  if (!spec_limits::matmul_operand(*f))
+    r.fail(at, fmt::format("{}: {} is not a matmul input format here ({})", field, f->name,
+                           spec_limits::kMatmulOperandRule));
   return f;
 }
 
@@ -640,6 +637,8 @@ SpecPlace mark_place(const YAML::Mark& m) {
 
 }  // namespace
 
+namespace spec_limits {
+
 std::string matmul_size_error(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
   const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
   if (dm * dk + dk * dn + dm * dn > kMaxElements)
@@ -655,6 +654,10 @@ double matmul_bytes(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
   const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
   return (dm + dn) * dk * 8 + dm * dn * 24;
 }
+
+bool matmul_operand(const FormatEntry& f) { return f.info.bits <= 16 && f.info.mantissa_bits > 0; }
+
+}  // namespace spec_limits
 
 std::string spec_error(const std::string& name, SpecPlace at, std::string_view message) {
   std::string text = fmt::format("{}:{}:{}: ", name, std::max(at.line, 1), std::max(at.column, 1));

@@ -21,6 +21,7 @@
 #include "matmul_operands.h"
 #include "sampling.h"
 #include "scaled.h"
+#include "spec_limits.h"
 
 namespace lplab::experiments {
 namespace {
@@ -212,15 +213,15 @@ const FormatEntry* file_format(const FormatEntry* named, const InputSource& file
                                  field, file.path, p.dtype, field, file.path));
   const FormatEntry* found = find_format(p.dtype);
   if (found == nullptr) throw UsageError(fmt::format("{}: {}: unknown dtype {}", field, file.path, p.dtype));
-  const FormatEntry& f = *found;
-  if (f.info.bits > 16 || f.info.mantissa_bits == 0)
-    throw UsageError(fmt::format("{}: {} holds {}, not a matmul input format here (16-bit or narrower, with a "
-                                 "mantissa)", field, file.path, f.name));
-  return &f;
+  if (!spec_limits::matmul_operand(*found))
+    throw UsageError(fmt::format("{}: {} holds {}, not a matmul input format here ({})", field, file.path,
+                                 found->name, spec_limits::kMatmulOperandRule));
+  return found;
 }
 
 // Step 1 for a matmul check: the operands' formats and the sizes from the
-// files' headers, checked against each other and the limits.
+// files' headers (planned by the caller), checked against each other and the
+// limits.
 MatmulPlan plan_matmul(const MatmulCheck& c, Inputs& inputs) {
   MatmulPlan p{c.a, c.b, c.m, c.n, c.k};
   std::uint64_t a_cols = 0, b_rows = 0;
@@ -237,7 +238,7 @@ MatmulPlan plan_matmul(const MatmulCheck& c, Inputs& inputs) {
   if (a_cols != 0 && b_rows != 0 && a_cols != b_rows)
     throw UsageError(fmt::format("a is {} x {} and b is {} x {}: A's columns must match B's rows", p.m, a_cols,
                                  b_rows, p.n));
-  if (const std::string e = matmul_size_error(p.m, p.n, p.k); !e.empty()) throw UsageError(e);
+  if (const std::string e = spec_limits::matmul_size_error(p.m, p.n, p.k); !e.empty()) throw UsageError(e);
   validate_matmul(c, p);
   return p;
 }
@@ -247,19 +248,20 @@ MatmulPlan plan_matmul(const MatmulCheck& c, Inputs& inputs) {
 // (its arrays beside the inputs, which Inputs counts).
 double plan(const Check& c, Inputs& inputs, const Spec& spec, MatmulPlan& matmul) {
   if (const auto* mm = std::get_if<MatmulCheck>(&c.what)) {
+    // The files first: a bad file's error names its own place in the spec.
+    for (const InputSource* file : {&mm->a_file, &mm->b_file})
+      if (!file->path.empty()) inputs.plan(*file);
     try {
       matmul = plan_matmul(*mm, inputs);
     } catch (const UsageError& e) {
-      // A file's own error already names the spec and the place.
-      if (std::string_view(e.what()).starts_with(spec.name + ":")) throw;
       throw UsageError(spec_error(spec.name, c.place, fmt::format("check '{}': {}", c.name, e.what())));
     }
-    return matmul_bytes(matmul.m, matmul.n, matmul.k);
+    return spec_limits::matmul_bytes(matmul.m, matmul.n, matmul.k);
   }
   if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) {
     const Planned& in = inputs.plan(q->input);
     const std::size_t row = quantize_row(*q, in.shape, in.count);
-    if (q->scheme.ends_with("_delayed") && row >= in.count)
+    if (std::ranges::find(scaled::delayed_schemes, q->scheme) != scaled::delayed_schemes.end() && row >= in.count)
       throw UsageError(spec_error(
           spec.name, c.place,
           fmt::format("check '{}': {} scales each row (a training step) by the amaxes of the rows before it, "
@@ -267,7 +269,7 @@ double plan(const Check& c, Inputs& inputs, const Spec& spec, MatmulPlan& matmul
                       c.name, q->scheme, in.count)));
     // The input and its round trip as float, their copies as double, and
     // the scheme's elements and scales (at most 8 bytes an element).
-    return 32.0 * static_cast<double>(inputs.plan(q->input).count);
+    return 32.0 * static_cast<double>(in.count);
   }
   if (const auto* v = std::get_if<ConvertCheck>(&c.what)) {
     // Actual and expected as double, and an overflow flag per element.
@@ -300,7 +302,7 @@ std::vector<float> operand(const std::vector<double>& values, std::size_t& chang
 struct Operand {
   std::vector<float> values;
   k::detail::OperandRange range;
-  std::string what;  // "drawn" or the file, its shape and what rounding changed
+  std::string what;  // a file: its name, shape and how many values rounding changed; empty when drawn
 };
 
 // Drawn like matmul_error's: N(0, 1) (or its absolute value) from stream

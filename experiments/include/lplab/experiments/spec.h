@@ -142,12 +142,6 @@ struct Spec {
 // as \n or \xHH, so that a CI log keeps one error per line).
 std::string spec_error(const std::string& name, SpecPlace at, std::string_view message);
 
-// A matmul check's limits: the message for sizes past them (more than 2^31
-// elements in its operands and output, more than 2^36 multiply-adds), or
-// empty; and the bytes its arrays take while it runs.
-std::string matmul_size_error(std::uint64_t m, std::uint64_t n, std::uint64_t k);
-double matmul_bytes(std::uint64_t m, std::uint64_t n, std::uint64_t k);
-
 // Parses and validates a spec. Any error -- YAML syntax, an unknown key (with
 // a suggestion for a near miss), a missing field, a wrong type, a size that is
 // zero or too large -- throws UsageError "NAME:LINE:COL: message".
