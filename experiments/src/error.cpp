@@ -26,9 +26,6 @@ namespace lplab::experiments {
 namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
-// The row length the scaling schemes read the sample in (a hidden size; the
-// tiles' and delayed scaling's steps are laid over it).
-constexpr std::size_t kSchemeRow = 1024;
 
 // The spacing of the format's values in the binade of x: 2^(e - nmant), e the
 // exponent of x clamped to the normal range (below it, the subnormal spacing;
@@ -143,7 +140,7 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
     const std::uint64_t p = point++;
     ctx.progress.step();
     if (!ctx.shard.owns(p)) continue;
-    const scaled::RoundTrip rt = scaled::round_trip(sc, xf, kSchemeRow);
+    const scaled::RoundTrip rt = scaled::round_trip(sc, xf, scaled::kSampleRow);
     ErrorStats st;
     st.hist.assign(s.bins + 1, 0);
     // Against the double sample: what the fp32 tensor already lost counts.
@@ -169,7 +166,7 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
                   "scales, DeepSeek-V3 section 3.3.1); the _delayed rows are Transformer Engine's "
                   "DelayedScaling (margin 0, history 1024, max) with each row one training step: row t is "
                   "scaled by the amaxes of the rows before it, row 0 by TE's initial scale 1",
-                  kSchemeRow),
+                  scaled::kSampleRow),
       fmt::format("overflow policy of the plain conversions: {}", ctx.params.text("overflow"))};
   hist.notes = {"count of elements whose error in ULPs lies in [ulp_lo, ulp_hi); fraction = count / n",
                 "plain formats only (scheme rows have no single ULP)"};
@@ -515,7 +512,7 @@ void summarize(std::vector<Table>& tables) {
 
 Experiment error_experiment() {
   std::vector<std::string> scheme_choices{"none"};
-  for (std::string_view s : scaled::all_schemes()) scheme_choices.emplace_back(s);
+  for (std::string_view s : scaled::scheme_names()) scheme_choices.emplace_back(s);
   std::string scheme_default;
   for (std::size_t i = 1; i < scheme_choices.size(); ++i) scheme_default += (i > 1 ? "," : "") + scheme_choices[i];
   const std::vector<std::string> round_choices{"nearest_even", "nearest_away", "toward_zero",

@@ -68,7 +68,7 @@ GoldenFile blocks_suite() {
                 "delayed scaling (the first at scale 1), four 1 x 128 tiles, one 128 x 128 block"},
                {}};
   const std::vector<Block> blocks = fixed_blocks();
-  for (std::string_view scheme : scaled::all_schemes()) {
+  for (std::string_view scheme : scaled::scheme_names()) {
     for (const Block& b : blocks) {
       // As a 4 x 8 matrix: four delayed-scaling steps, four 1 x 128 tiles
       // (one a row), one 128 x 128 block; the other schemes read it flat.

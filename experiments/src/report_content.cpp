@@ -178,12 +178,12 @@ std::vector<Plot> report_plots(const std::vector<Table>& tables) {
     p.series = series_from_table(*t, "sigma", "frac_zero", {"dtype"},
                                  where(*t, {{"distribution", "normal"}, {"scaling", "none"}, {"overflow", "ieee"}}), true);
     for (Series& s : series_from_table(*t, "sigma", "frac_zero", {"dtype"},
-                                       where(*t, {{"distribution", "normal"}, {"scaling", "mx"}}), true)) {
+                                       where(*t, {{"distribution", "normal"}, {"scaling", "block"}}), true)) {
       s.style = "linespoints dt 2";
       p.series.push_back(std::move(s));
     }
     p.extra.push_back("set yrange [-0.02:1.02]");
-    p.caption = "Solid: plain conversion; dashed: MX block scaling (a shared power-of-two scale per 32 values), which "
+    p.caption = "Solid: plain conversion; dashed: MX and NVFP4 block scaling (a shared scale per 32 or 16 values), which "
                 "moves every block into the element format's range, so the fraction stays flat across 18 decades.";
     add_plot(plots, std::move(p));
     Plot q;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -19,29 +20,6 @@
 #include "lplab/kernels/scaling.h"
 
 namespace lplab::experiments::scaled {
-
-// The block schemes (kernels/scaling.h), named as in the MX specification.
-inline constexpr std::array<std::string_view, 6> block_schemes = {
-    "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp6_e3m2", "mxfp4", "nvfp4"};
-// Per-tensor FP8 scaling (Transformer Engine's current scaling).
-inline constexpr std::array<std::string_view, 2> tensor_schemes = {"fp8_e4m3_tensor",
-                                                                   "fp8_e5m2_tensor"};
-// Transformer Engine's DelayedScaling recipe with its defaults (margin 0, an
-// amax history of 1024 steps, its max): row t is scaled by the amaxes of rows
-// t - 1024 .. t - 1, row 0 by TE's initial scale 1.
-inline constexpr std::array<std::string_view, 2> delayed_schemes = {"fp8_e4m3_delayed", "fp8_e5m2_delayed"};
-// DeepSeek-V3's fine-grained E4M3 scaling, fp32 scales: 1 x 128 activation
-// tiles and 128 x 128 weight blocks.
-inline constexpr std::array<std::string_view, 2> tile_schemes = {"deepseek_1x128", "deepseek_128x128"};
-
-// Every scheme's name, in the order above.
-inline std::vector<std::string_view> all_schemes() {
-  std::vector<std::string_view> v(block_schemes.begin(), block_schemes.end());
-  v.insert(v.end(), tensor_schemes.begin(), tensor_schemes.end());
-  v.insert(v.end(), delayed_schemes.begin(), delayed_schemes.end());
-  v.insert(v.end(), tile_schemes.begin(), tile_schemes.end());
-  return v;
-}
 
 struct RoundTrip {
   std::vector<float> y;     // the dequantized values
@@ -115,24 +93,81 @@ RoundTrip round_trip(const kernels::TileScaling<Elem>& s, std::span<const float>
 
 }  // namespace detail
 
+// How a scheme scales, which is also its `scaling` label in tables.
+enum class Kind {
+  block,    // OCP MX v1.0 and NVFP4: a scale per block of 32 or 16 values
+  tensor,   // Transformer Engine's current scaling: one scale from the tensor's own amax
+  delayed,  // Transformer Engine's DelayedScaling: row t scaled by the amaxes of the rows before it
+  tile,     // DeepSeek-V3's fine-grained tiles, fp32 scales
+};
+
+inline constexpr std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::block: return "block";
+    case Kind::tensor: return "tensor";
+    case Kind::delayed: return "delayed";
+    case Kind::tile: return "tile";
+  }
+  return "?";
+}
+
+// One scheme: its name (as in the MX specification and Transformer Engine),
+// its kind, and its round trip of a matrix of rows of `cols` values.
+using In = std::span<const float>;
+
+// The row length the experiments read a sample in when they quantize it
+// through a scheme (a hidden size): the rows are the tiles' geometry and
+// delayed scaling's steps.
+inline constexpr std::size_t kSampleRow = 1024;
+
+struct Scheme {
+  std::string_view name;
+  Kind kind;
+  RoundTrip (*round_trip)(In x, std::size_t cols);
+};
+
+// Every scheme, declared once. Delayed scaling takes TE's defaults (margin 0,
+// an amax history of 1024 steps, its max): row t is scaled by the amaxes of
+// rows t - 1024 .. t - 1, row 0 by TE's initial scale 1. The DeepSeek-V3
+// schemes are E4M3 with 1 x 128 activation tiles and 128 x 128 weight blocks.
+inline constexpr std::array<Scheme, 12> schemes = {{
+    {"mxfp8_e4m3", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp8_e4m3, x); }},
+    {"mxfp8_e5m2", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp8_e5m2, x); }},
+    {"mxfp6_e2m3", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp6_e2m3, x); }},
+    {"mxfp6_e3m2", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp6_e3m2, x); }},
+    {"mxfp4", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp4, x); }},
+    {"nvfp4", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::nvfp4, x); }},
+    {"fp8_e4m3_tensor", Kind::tensor, [](In x, std::size_t) { return detail::round_trip(kernels::fp8_e4m3_tensor, x); }},
+    {"fp8_e5m2_tensor", Kind::tensor, [](In x, std::size_t) { return detail::round_trip(kernels::fp8_e5m2_tensor, x); }},
+    {"fp8_e4m3_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e4m3_delayed, x, c); }},
+    {"fp8_e5m2_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e5m2_delayed, x, c); }},
+    {"deepseek_1x128", Kind::tile, [](In x, std::size_t c) { return detail::round_trip(kernels::deepseek_activations, x, c); }},
+    {"deepseek_128x128", Kind::tile, [](In x, std::size_t c) { return detail::round_trip(kernels::deepseek_weights, x, c); }},
+}};
+
+// The scheme called `name`, or nullptr.
+inline const Scheme* find_scheme(std::string_view name) {
+  for (const Scheme& s : schemes)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// The names of the schemes of the given kinds (none given: every scheme), in
+// the table's order.
+inline std::vector<std::string_view> scheme_names(std::initializer_list<Kind> kinds = {}) {
+  std::vector<std::string_view> v;
+  for (const Scheme& s : schemes)
+    if (kinds.size() == 0 || std::find(kinds.begin(), kinds.end(), s.kind) != kinds.end()) v.push_back(s.name);
+  return v;
+}
+
 // The round trip of x, a matrix of rows of `cols` values (0: one row),
-// through the scheme called `name` (one of all_schemes());
-// std::invalid_argument for any other name.
+// through the scheme called `name`; std::invalid_argument for a name not in
+// the table.
 inline RoundTrip round_trip(std::string_view name, std::span<const float> x, std::size_t cols = 0) {
-  if (cols == 0) cols = std::max<std::size_t>(x.size(), 1);
-  if (name == "mxfp8_e4m3") return detail::round_trip(kernels::mxfp8_e4m3, x);
-  if (name == "mxfp8_e5m2") return detail::round_trip(kernels::mxfp8_e5m2, x);
-  if (name == "mxfp6_e2m3") return detail::round_trip(kernels::mxfp6_e2m3, x);
-  if (name == "mxfp6_e3m2") return detail::round_trip(kernels::mxfp6_e3m2, x);
-  if (name == "mxfp4") return detail::round_trip(kernels::mxfp4, x);
-  if (name == "nvfp4") return detail::round_trip(kernels::nvfp4, x);
-  if (name == "fp8_e4m3_tensor") return detail::round_trip(kernels::fp8_e4m3_tensor, x);
-  if (name == "fp8_e5m2_tensor") return detail::round_trip(kernels::fp8_e5m2_tensor, x);
-  if (name == "fp8_e4m3_delayed") return detail::round_trip(kernels::fp8_e4m3_delayed, x, cols);
-  if (name == "fp8_e5m2_delayed") return detail::round_trip(kernels::fp8_e5m2_delayed, x, cols);
-  if (name == "deepseek_1x128") return detail::round_trip(kernels::deepseek_activations, x, cols);
-  if (name == "deepseek_128x128") return detail::round_trip(kernels::deepseek_weights, x, cols);
-  throw std::invalid_argument("unknown scaling scheme " + std::string(name));
+  const Scheme* s = find_scheme(name);
+  if (s == nullptr) throw std::invalid_argument("unknown scaling scheme " + std::string(name));
+  return s->round_trip(x, cols == 0 ? std::max<std::size_t>(x.size(), 1) : cols);
 }
 
 }  // namespace lplab::experiments::scaled

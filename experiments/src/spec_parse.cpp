@@ -569,7 +569,7 @@ Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
           const SpecPlace qp = r.place(qe.value, qe.key_place);
           if (k == "scheme") {
             q.scheme = r.text(qe.value, qp, k);
-            const std::vector<std::string_view> names = scaled::all_schemes();
+            const std::vector<std::string_view> names = scaled::scheme_names();
             if (std::find(names.begin(), names.end(), q.scheme) == names.end())
               r.fail(qp, fmt::format("scheme: unknown '{}'{}; known: {}", shown(q.scheme), suggestion(q.scheme, names),
                                      join(names)));

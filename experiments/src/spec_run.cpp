@@ -261,7 +261,7 @@ double plan(const Check& c, Inputs& inputs, const Spec& spec, MatmulPlan& matmul
   if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) {
     const Planned& in = inputs.plan(q->input);
     const std::size_t row = quantize_row(*q, in.shape, in.count);
-    if (std::ranges::find(scaled::delayed_schemes, q->scheme) != scaled::delayed_schemes.end() && row >= in.count)
+    if (scaled::find_scheme(q->scheme)->kind == scaled::Kind::delayed && row >= in.count)
       throw UsageError(spec_error(
           spec.name, c.place,
           fmt::format("check '{}': {} scales each row (a training step) by the amaxes of the rows before it, "

@@ -79,7 +79,7 @@ Counts convert_counts(const FormatEntry& f, std::span<const double> xd, Overflow
 // classes are counted against the double sample (xd), so a value the fp32
 // tensor already lost (flushed below 2^-149, inf above 3.4e38) counts as lost.
 Counts scheme_counts(std::string_view scheme, std::span<const double> xd, std::span<const float> xf) {
-  const scaled::RoundTrip r = scaled::round_trip(scheme, xf);
+  const scaled::RoundTrip r = scaled::round_trip(scheme, xf, scaled::kSampleRow);
   Counts c;
   for (std::size_t i = 0; i < xf.size(); ++i)
     c.add(xd[i], r.y[i], r.elem[i], r.elem_max, r.elem_smallest_normal);
@@ -87,13 +87,13 @@ Counts scheme_counts(std::string_view scheme, std::span<const double> xd, std::s
 }
 
 // One column set of underflow_scales: a format (plain or per-tensor scaled)
-// or a block scheme, under one overflow policy.
+// or a scheme, under one overflow policy.
 struct Target {
-  std::string dtype;    // the format name, or the scheme name for mx
-  std::string scaling;  // none, tensor, mx
+  std::string dtype;    // the format name, or the scheme's name
+  std::string scaling;  // none, or the scheme's kind (scaled::kind_name)
   Overflow overflow = Overflow::ieee;
   const FormatEntry* format = nullptr;  // scaling == none
-  std::string scheme;                   // tensor and mx
+  std::string scheme;                   // scaling != none
 };
 
 std::vector<Target> targets(const Context& ctx) {
@@ -109,7 +109,7 @@ std::vector<Target> targets(const Context& ctx) {
   }
   for (const std::string& s : ctx.params.list("schemes")) {
     if (s == "none") continue;
-    t.push_back({s, "mx", Overflow::saturate, nullptr, s});
+    t.push_back({s, std::string(scaled::kind_name(scaled::find_scheme(s)->kind)), Overflow::saturate, nullptr, s});
   }
   return t;
 }
@@ -184,12 +184,16 @@ Table scales_table(const Context& ctx) {
       "threshold); frac_nan: the result of a finite value is NaN (float8_e4m3fn has no inf, so its ieee "
       "overflow is NaN); frac_nonfinite_input: NaN and infinite values of the input, which have nothing "
       "to lose and are in no other class",
-      "conversion rounds to nearest-even; scaling=tensor (Transformer Engine current scaling, "
-      "scale = max_elem/amax) and scaling=mx (OCP MX v1.0 section 6.3, E8M0 block scales of 32; nvfp4: "
-      "E4M3 scales of 16 plus an fp32 tensor scale) always saturate, so they appear once, as saturate",
+      fmt::format("conversion rounds to nearest-even; scaling=tensor (Transformer Engine current scaling, "
+                  "scale = max_elem/amax), block (OCP MX v1.0 section 6.3, E8M0 scales of 32; nvfp4: E4M3 "
+                  "scales of 16 plus an fp32 tensor scale), delayed (TE's DelayedScaling, margin 0, history "
+                  "1024, max) and tile (DeepSeek-V3's 1 x 128 and 128 x 128 E4M3 tiles, fp32 scales) always "
+                  "saturate, so they appear once, as saturate; the schemes read the sample as rows of {} "
+                  "values (the tiles' geometry; delayed scaling's steps, row 0 at TE's initial scale 1)",
+                  scaled::kSampleRow),
       "MX's floor rule (OCP MX v1.0 section 6.3) puts a block's amax in the element's top binade "
       "without checking it fits: a block maximum whose significand exceeds the element maximum's "
-      "(1.75 for E4M3 and E5M2) saturates, so mx rows show about 1% overflow at every sigma; "
+      "(1.75 for E4M3 and E5M2) saturates, so MX block rows show about 1% overflow at every sigma; "
       "kernels::ScaleRule::ceil avoids it",
       "for scaled rows the classes describe the narrow element before its scale is applied back: a "
       "normal distribution keeps the same fractions at every sigma once scaled, a plain format only "
@@ -326,10 +330,13 @@ std::vector<Table> run(const Context& ctx) {
 }  // namespace
 
 Experiment underflow_experiment() {
-  std::string block_choices;
+  // Per-tensor scaling comes with the fp8 dtypes; the other schemes are chosen.
   std::vector<std::string> choices{"none"};
-  for (std::string_view s : scaled::block_schemes) choices.emplace_back(s);
-  for (std::size_t i = 1; i < choices.size(); ++i) block_choices += (i > 1 ? "," : "") + choices[i];
+  for (std::string_view s : scaled::scheme_names({scaled::Kind::block, scaled::Kind::delayed, scaled::Kind::tile}))
+    choices.emplace_back(s);
+  std::string block_choices;
+  for (std::string_view s : scaled::scheme_names({scaled::Kind::block}))
+    block_choices += (block_choices.empty() ? "" : ",") + std::string(s);
   return Experiment{
       "underflow",
       "fractions flushed to zero, subnormal, overflowed or NaN across scales, inits and MX scaling",
@@ -342,7 +349,9 @@ Experiment underflow_experiment() {
           {"lognormal_shape", ParamType::real, "2", 0, 20,
            "standard deviation of log(x) for the log-normal distribution", {}},
           {"schemes", ParamType::list, block_choices, 0, 0,
-           "block-scaling schemes to compare (none: no scheme rows)", choices, false},
+           "scaling schemes to compare: MX and NVFP4 blocks, delayed and DeepSeek-V3 tile scaling (none: no "
+           "scheme rows; per-tensor scaling rows come with the float8_e4m3fn and float8_e5m2 dtypes)",
+           choices, false},
           {"values", ParamType::list, "1e-8", -1e300, 1e300, "single values for underflow_values", {}, true},
           {"init_rows", ParamType::integer, "256", 1, 1 << 16, "weight rows (fan_in in the lecture's layout)", {}},
           {"init_cols", ParamType::integer, "512", 1, 1 << 16, "weight columns (fan_out)", {}},

@@ -115,8 +115,9 @@ TEST(Underflow, e4m3_ieee_overflow_is_nan_where_saturate_clamps) {
 }
 
 TEST(Underflow, scaling_rescues_tiny_values) {
-  const auto ts = run_underflow({{"sigmas", "1e-12"}, {"schemes", "mxfp8_e4m3,nvfp4"}, {"n", "4096"}},
-                                {"float8_e4m3fn"});
+  const auto ts = run_underflow(
+      {{"sigmas", "1e-12"}, {"schemes", "mxfp8_e4m3,nvfp4,fp8_e4m3_delayed,deepseek_1x128"}, {"n", "4096"}},
+      {"float8_e4m3fn"});
   const Table& t = table(ts, "underflow_scales");
   // Every |x| of N(0, 1e-24) lies far below 2^-10, half of E4M3's smallest subnormal.
   EXPECT_EQ(num(t, find_row(t, {{"distribution", "normal"}, {"scaling", "none"}, {"overflow", "ieee"}}),
@@ -124,7 +125,7 @@ TEST(Underflow, scaling_rescues_tiny_values) {
             1.0);
   for (const char* scheme : {"mxfp8_e4m3", "float8_e4m3fn"}) {
     const Row& r = find_row(t, {{"distribution", "normal"}, {"dtype", scheme},
-                                {"scaling", std::string(scheme) == "mxfp8_e4m3" ? "mx" : "tensor"}});
+                                {"scaling", std::string(scheme) == "mxfp8_e4m3" ? "block" : "tensor"}});
     EXPECT_LT(num(t, r, "frac_zero"), 0.01) << scheme;
   }
   // NVFP4 keeps only 15 magnitudes: |x| < amax/24 of a block (half of 0.5
@@ -132,6 +133,18 @@ TEST(Underflow, scaling_rescues_tiny_values) {
   const Row& nv = find_row(t, {{"distribution", "normal"}, {"dtype", "nvfp4"}});
   EXPECT_GT(num(t, nv, "frac_zero"), 0.01);
   EXPECT_LT(num(t, nv, "frac_zero"), 0.2);
+  // DeepSeek-V3's scales are max(amax, 1e-4) / 448 (DeepGEMM's floor): a
+  // tile of |x| ~ 1e-12 is scaled as if its amax were 1e-4, and x / scale ~
+  // 4.5e-6 lies below E4M3's smallest subnormal 2^-9: all of it is flushed.
+  const Row& tile = find_row(t, {{"distribution", "normal"}, {"dtype", "deepseek_1x128"}, {"scaling", "tile"}});
+  EXPECT_EQ(num(t, tile, "frac_zero"), 1.0);
+  // The schemes read the sample as rows of 1024: delayed scaling quantizes
+  // row 0 (its first step) at TE's initial scale 1, where every value is
+  // flushed, and rows 1-3 by the amaxes before them. Read as one row, it
+  // would flush all of them.
+  const Row& delayed = find_row(t, {{"distribution", "normal"}, {"dtype", "fp8_e4m3_delayed"}, {"scaling", "delayed"}});
+  EXPECT_GE(num(t, delayed, "frac_zero"), 1024.0 / 4096);
+  EXPECT_LT(num(t, delayed, "frac_zero"), 1024.0 / 4096 + 0.01);
 }
 
 TEST(Underflow, input_values_replace_the_distributions) {
