@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <deque>
+#include <mutex>
 #include <utility>
 
 #include "lplab/experiments/text.h"
@@ -11,15 +14,7 @@
 namespace lplab::experiments {
 namespace {
 
-const char* encoding_name(Encoding e) {
-  switch (e) {
-    case Encoding::ieee: return "ieee";
-    case Encoding::fn: return "fn";
-    case Encoding::fnuz: return "fnuz";
-    case Encoding::none: return "none";
-  }
-  return "?";
-}
+const char* encoding_name(Encoding e) { return lplab::detail::encoding_text(e); }
 
 template <class T>
 FormatEntry entry(std::string_view description) {
@@ -32,16 +27,16 @@ FormatEntry entry(std::string_view description) {
                 F::minexp, F::precision, F::digits10, F::overflow_threshold,
                 F::threshold_tie_overflows, F::nan_code, F::inf_code, F::nan_codes,
                 F::finite_codes, F::finite_values, F::normal_binades, F::binades};
-  return FormatEntry{
-      T::descriptor.name.c_str(), description, r,
-      [](double x, Round rd, Overflow o, std::uint32_t random, Flags* f) -> std::uint64_t {
-        return convert<T>(x, rd, o, f, random).bits();
-      },
-      [](const Decimal& x, Round rd, Overflow o, std::uint32_t random, Flags* f) -> std::uint64_t {
-        return convert<T>(x, rd, o, f, random).bits();
-      },
-      [](std::uint64_t c) { return static_cast<double>(T::from_bits(c)); },
-      [](std::uint64_t c) { return to_string(T::from_bits(c)); }};
+  FormatEntry e{T::descriptor.name.c_str(), description, r};
+  e.compiled = {[](double x, Round rd, Overflow o, std::uint32_t random, Flags* f) -> std::uint64_t {
+                  return convert<T>(x, rd, o, f, random).bits();
+                },
+                [](const Decimal& x, Round rd, Overflow o, std::uint32_t random, Flags* f) -> std::uint64_t {
+                  return convert<T>(x, rd, o, f, random).bits();
+                },
+                [](std::uint64_t c) { return static_cast<double>(T::from_bits(c)); },
+                [](std::uint64_t c) { return to_string(T::from_bits(c)); }};
+  return e;
 }
 
 const std::array<FormatEntry, 11>& table() {
@@ -115,10 +110,99 @@ bool one_edit_apart(std::string_view a, std::string_view b) {
                                 : fmt::format("unknown format '{}' (did you mean {}?)", shown(name), fmt::join(near, ", ")));
 }
 
+
+// A layout's text: "e<digits>m<digits>", alone or before a ':'.
+bool is_layout(std::string_view name) {
+  const std::size_t m = name.find('m'), end = std::min(name.find(':'), name.size());
+  const auto digits = [](std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return name.starts_with('e') && m != std::string_view::npos && m < end && digits(name.substr(1, m - 1)) &&
+         digits(name.substr(m + 1, end - m - 1));
+}
+
+// The entry of a layout: the compiled format with that descriptor, or a
+// declared one, made once per canonical name and kept for the process.
+const FormatEntry& declared_entry(std::string_view name) {
+  std::string why;
+  const std::optional<DeclaredFormat> f = DeclaredFormat::parse(name, &why);
+  if (!f) throw UsageError(fmt::format("format '{}': {}", shown(name), why));
+  const auto same_layout = [&](const Descriptor& d) {
+    Descriptor a = d, b = f->descriptor();
+    a.name = b.name = {};
+    return a == b;
+  };
+  for (const FormatEntry& e : table())
+    if (e.declared == nullptr && same_layout(visit_format(e, []<class T>(std::type_identity<T>) { return T::descriptor; })))
+      return e;
+  struct Declared {
+    DeclaredFormat format;
+    FormatEntry entry;
+  };
+  static std::mutex mutex;
+  static std::deque<Declared> made;
+  const std::lock_guard lock(mutex);
+  for (const Declared& d : made)
+    if (d.format.name() == f->name()) return d.entry;
+  Declared& d = made.emplace_back(Declared{*f, {}});
+  d.entry.name = d.format.name();
+  d.entry.description = "declared by its layout";
+  d.entry.info = finfo_record(d.format);
+  d.entry.declared = &d.format;
+  return d.entry;
+}
+
 }  // namespace
+
+FinfoRecord finfo_record(const DeclaredFormat& f) {
+  const Descriptor& d = f.descriptor();
+  const lplab::detail::LayoutValues& l = f.layout();
+  const auto value = [&](std::uint64_t c) { return f.to_double(c); };
+  const std::uint64_t one = static_cast<std::uint64_t>(d.bias) << l.M;
+  FinfoRecord r{};
+  r.bits = l.bits, r.exponent_bits = l.E, r.mantissa_bits = l.M, r.bias = d.bias;
+  r.is_signed = d.is_signed, r.has_infinity = l.has_inf, r.has_nan = l.has_nan;
+  r.has_negative_zero = l.has_negative_zero, r.has_subnormals = d.has_subnormals;
+  r.encoding = encoding_name(d.encoding);
+  r.eps = value(one + 1) - 1.0;
+  r.epsneg = 1.0 - value(one - 1);
+  r.max = value(l.max_code);
+  r.min = d.is_signed ? -r.max : value(0);
+  r.tiny = r.smallest_normal = std::ldexp(1.0, l.emin);
+  r.smallest_subnormal = std::ldexp(1.0, l.emin - (d.has_subnormals ? l.M : 0));
+  r.digits10 = lplab::detail::decimal_digits_of_bits(l.M);
+  r.resolution_torch = lplab::detail::kNegativePowersOfTen[r.digits10];
+  r.machep = -l.M;
+  r.negep = 0;
+  for (double v = 1.0; v > r.epsneg; v /= 2) --r.negep;
+  r.nmant = l.M, r.nexp = r.iexp = l.E;
+  r.minexp = l.emin, r.maxexp = l.emax + 1;
+  r.precision = l.bits == 8 ? 1 : lplab::detail::decimal_digits_of_bits(l.M);
+  r.resolution_numpy = value(f.from_double(lplab::detail::kNegativePowersOfTen[r.precision]));
+  r.overflow_threshold = r.max + std::ldexp(1.0, l.emax - l.M - 1);
+  r.threshold_tie_overflows = l.M == 0 || (l.max_code & 1) != 0;
+  r.nan_code = l.nan_code, r.inf_code = l.inf_code;
+  const std::uint64_t per_sign = d.encoding == Encoding::ieee ? (std::uint64_t{1} << l.M) - 1
+                                 : d.encoding == Encoding::fn ? 1
+                                                              : 0;
+  r.nan_codes = d.encoding == Encoding::fnuz ? 1 : per_sign * (d.is_signed ? 2 : 1);
+  r.finite_codes = (std::uint64_t{1} << l.bits) - r.nan_codes - (l.has_inf ? (d.is_signed ? 2 : 1) : 0);
+  r.finite_values = r.finite_codes - (l.has_negative_zero ? 1 : 0);
+  r.normal_binades = l.emax - l.emin + 1;
+  r.binades = l.emax - (l.emin - (d.has_subnormals ? l.M : 0)) + 1;
+  return r;
+}
+
+void require_compiled(const FormatEntry& e, std::string_view where) {
+  if (e.declared != nullptr)
+    throw UsageError(fmt::format("{}: {} is a declared format; it takes the compiled formats ('lplab formats'). "
+                                 "declared formats work in inspect, finfo, values, --input-dtype and spec convert checks",
+                                 where, e.name));
+}
 
 const FormatEntry& resolve_format(std::string_view name) {
   if (const FormatEntry* e = find_format(name)) return *e;
+  if (is_layout(name)) return declared_entry(name);
   if (const auto members = format_group(name); !members.empty())
     throw UsageError(fmt::format("'{}' is a group of {} formats ({}); name one", name, members.size(),
                                  names_of(members)));
@@ -133,6 +217,8 @@ std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::strin
   for (const std::string& n : names) {
     if (const FormatEntry* e = find_format(n)) {
       add(e);
+    } else if (is_layout(n)) {
+      add(&declared_entry(n));
     } else if (const auto members = format_group(n); !members.empty()) {
       for (const FormatEntry* m : members) add(m);
     } else {

@@ -33,6 +33,7 @@ PreparedRun prepare(const RunRequest& request) {
   if (e.default_dtypes.empty() && !request.dtypes.empty())
     throw UsageError(fmt::format("{} takes no --dtypes", e.name));
   run.dtypes = resolve_format_list(request.dtypes.empty() ? e.default_dtypes : request.dtypes);
+  for (const FormatEntry* f : run.dtypes) require_compiled(*f, "run --dtypes");
   if (!e.takes_input && !request.input.empty())
     throw UsageError(fmt::format("{} takes no --input", e.name));
   run.shard = parse_shard(request.shard);

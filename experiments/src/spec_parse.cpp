@@ -208,10 +208,14 @@ class Reader {
     fail(at, fmt::format("{}: expected true or false, got '{}'", field, shown(s)));
   }
 
-  const FormatEntry* format(const YAML::Node& node, SpecPlace at, std::string_view field) const {
+  // A format field; only a values check's takes a declared format.
+  const FormatEntry* format(const YAML::Node& node, SpecPlace at, std::string_view field,
+                            bool declared_ok = false) const {
     const std::string s = text(node, at, field);
     try {
-      return &resolve_format(s);
+      const FormatEntry& f = resolve_format(s);
+      if (!declared_ok) require_compiled(f, "this field");
+      return &f;
     } catch (const UsageError& e) {
       fail(at, fmt::format("{}: {}", field, e.what()));
     }
@@ -280,7 +284,7 @@ InputSource parse_input(const Reader& r, const YAML::Node& node, SpecPlace at, s
         in.path = r.text(e.value, vp, "path");
         if (in.path.empty()) r.fail(vp, fmt::format("{}: empty file name", field));
       } else {
-        in.dtype = r.format(e.value, vp, "dtype");
+        in.dtype = r.format(e.value, vp, "dtype", true);
         has_dtype = true;
       }
     }
@@ -589,7 +593,7 @@ Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
         bool has_format = false, has_input = false;
         for (const auto& [k, ve] : r.entries(e.value, vp, key, {"format", "input", "round", "overflow", "seed"})) {
           const SpecPlace cp = r.place(ve.value, ve.key_place);
-          if (k == "format") v.format = r.format(ve.value, cp, k), has_format = true;
+          if (k == "format") v.format = r.format(ve.value, cp, k, true), has_format = true;
           else if (k == "input") v.input = parse_input(r, ve.value, cp, k), has_input = true;
           else if (k == "round") v.round = r.policy(ve.value, cp, k, parse_round);
           else if (k == "overflow") v.overflow = r.policy(ve.value, cp, k, parse_overflow);

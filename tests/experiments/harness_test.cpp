@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/format_registry.h"
 #include "lplab/experiments/npy.h"
 #include "lplab/experiments/report.h"
 #include "lplab/experiments/runner.h"
@@ -107,6 +108,54 @@ TEST(Shard, ParsesAndRefuses) {
   EXPECT_FALSE(s.owns(20));
   for (const char* bad : {"16/16", "1", "-1/4", "a/b", "0/0", "1/", "/4", "0/1000000"})
     EXPECT_THROW(lx::parse_shard(bad), lx::UsageError) << bad;
+}
+
+// A layout names a format wherever a format name is accepted: the compiled
+// format of that layout where there is one, else a declared format whose
+// finfo is finfo<T>'s for every compiled twin (finfo_test checks finfo<T>).
+TEST(Registry, LayoutsNameDeclaredFormats) {
+  EXPECT_EQ(&lx::resolve_format("e5m2:bias=15"), lx::find_format("float8_e5m2"));
+  EXPECT_EQ(&lx::resolve_format("e4m3:fn"), lx::find_format("float8_e4m3fn"));
+  EXPECT_EQ(&lx::resolve_format("e3m2:bias=3:none"), lx::find_format("float6_e3m2fn"));
+  const lx::FormatEntry& e3m4 = lx::resolve_format("e3m4");
+  ASSERT_NE(e3m4.declared, nullptr);
+  EXPECT_EQ(&lx::resolve_format("e3m4:bias=3:ieee"), &e3m4);  // one entry per layout
+  EXPECT_EQ(e3m4.name, "e3m4:bias=3:ieee");
+  // ml_dtypes.finfo(float8_e3m4): max 15.5, eps 0.0625, smallest subnormal 2^-6.
+  EXPECT_EQ(e3m4.info.max, 15.5);
+  EXPECT_EQ(e3m4.info.eps, 0.0625);
+  EXPECT_EQ(e3m4.info.smallest_subnormal, 0.015625);
+  EXPECT_EQ(e3m4.info.finite_codes, 256u - 2 * 15 - 2);
+  for (const lx::FormatEntry& e : lx::formats()) {
+    if (!e.info.has_subnormals) continue;  // E8M0: not declarable
+    const lplab::Descriptor d{.exponent_bits = e.info.exponent_bits, .mantissa_bits = e.info.mantissa_bits,
+                              .bias = e.info.bias,
+                              .encoding = e.info.encoding == "ieee" ? lplab::Encoding::ieee
+                                          : e.info.encoding == "fn" ? lplab::Encoding::fn
+                                          : e.info.encoding == "fnuz" ? lplab::Encoding::fnuz
+                                                                      : lplab::Encoding::none,
+                              .is_signed = e.info.is_signed};
+    const auto twin = lplab::DeclaredFormat::make(d);
+    ASSERT_TRUE(twin) << e.name;
+    EXPECT_TRUE(lx::finfo_record(*twin) == e.info) << e.name;
+  }
+  // Bad layouts say why; experiments and kernels take compiled formats only.
+  try {
+    lx::resolve_format("e3m4:bias=x");
+    ADD_FAILURE() << "accepted";
+  } catch (const lx::UsageError& err) {
+    EXPECT_STREQ(err.what(), "format 'e3m4:bias=x': bias=<integer> once, e.g. bias=3");
+  }
+  lx::RunRequest r;
+  r.experiment = "underflow";
+  r.dtypes = {"e3m4"};
+  try {
+    lx::prepare(r);
+    ADD_FAILURE() << "accepted";
+  } catch (const lx::UsageError& err) {
+    EXPECT_NE(std::string(err.what()).find("run --dtypes: e3m4:bias=3:ieee is a declared format"), std::string::npos)
+        << err.what();
+  }
 }
 
 TEST(Registry, UnknownExperimentDtypeAndParameterAreRefusedBeforeWork) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "lplab/formats.h"
+#include "lplab/formats/declared.h"
 
 namespace lplab::experiments {
 
@@ -26,22 +28,47 @@ struct FinfoRecord {
   bool threshold_tie_overflows;
   std::uint64_t nan_code, inf_code, nan_codes, finite_codes, finite_values;
   int normal_binades, binades;
+  friend bool operator==(const FinfoRecord&, const FinfoRecord&) = default;
 };
 
 struct FormatEntry {
   std::string_view name;
   std::string_view description;
   FinfoRecord info;
+  // Set for a format declared by its layout ("e3m4:bias=3:ieee",
+  // formats/declared.h) rather than compiled: it converts and decodes like
+  // the others, but the experiments and kernels, which are compiled per
+  // format, do not take it.
+  const DeclaredFormat* declared = nullptr;
+
   // Round x into the format; returns the code. `random` is the 32 random bits
   // of Round::stochastic (ignored by the other roundings).
-  std::uint64_t (*from_double)(double x, Round r, Overflow o, std::uint32_t random, Flags* flags);
+  std::uint64_t from_double(double x, Round r, Overflow o, std::uint32_t random, Flags* flags) const {
+    return declared ? declared->from_double(x, r, o, random, flags) : compiled.from_double(x, r, o, random, flags);
+  }
   // Round a number read from text into the format, once (formats/decimal.h).
-  std::uint64_t (*from_decimal)(const Decimal& x, Round r, Overflow o, std::uint32_t random, Flags* flags);
+  std::uint64_t from_decimal(const Decimal& x, Round r, Overflow o, std::uint32_t random, Flags* flags) const {
+    return declared ? declared->from_decimal(x, r, o, random, flags) : compiled.from_decimal(x, r, o, random, flags);
+  }
   // The exact value of a code (NaN for NaN codes).
-  double (*to_double)(std::uint64_t code);
+  double to_double(std::uint64_t code) const {
+    return declared ? declared->to_double(code) : compiled.to_double(code);
+  }
   // Shortest decimal that reads back to the code.
-  std::string (*to_text)(std::uint64_t code);
+  std::string to_text(std::uint64_t code) const { return declared ? declared->to_text(code) : compiled.to_text(code); }
+
+  // A compiled format's conversions, generated from its lplab type.
+  struct Compiled {
+    std::uint64_t (*from_double)(double x, Round r, Overflow o, std::uint32_t random, Flags* flags);
+    std::uint64_t (*from_decimal)(const Decimal& x, Round r, Overflow o, std::uint32_t random, Flags* flags);
+    double (*to_double)(std::uint64_t code);
+    std::string (*to_text)(std::uint64_t code);
+  } compiled{};
 };
+
+// finfo's fields for a declared format, from its codes: what finfo<T> gives
+// for the compiled twin (tests/formats check every compiled format).
+FinfoRecord finfo_record(const DeclaredFormat& f);
 
 std::span<const FormatEntry> formats();
 // The entry called `name` (also accepted: fp16, half, bf16, fp32, e4m3, ...).
@@ -56,6 +83,10 @@ std::vector<const FormatEntry*> format_group(std::string_view name);
 //   a group name stands for its members;
 // - where one format is needed (values, a spec's format fields), a group
 //   name is an error that lists its members;
+// - a layout, "e<E>m<M>[:bias=<b>][:ieee|fn|fnuz|none][:unsigned]"
+//   (formats/declared.h), names a declared format, or the compiled format of
+//   that layout where there is one ("e5m2:bias=15" is float8_e5m2); a bad
+//   layout is an error saying why;
 // - any other unknown name is an error, with the formats it is a prefix of
 //   or one edit away from as suggestions.
 // Errors are UsageError, worded "unknown format 'x' ..." or "'fp8' is a group
@@ -63,6 +94,9 @@ std::vector<const FormatEntry*> format_group(std::string_view name);
 const FormatEntry& resolve_format(std::string_view name);
 // Every name resolved in order (groups expanded), each format once.
 std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::string>& names);
+// UsageError for a declared format where `where` (e.g. "run --dtypes") needs
+// a compiled one.
+void require_compiled(const FormatEntry& e, std::string_view where);
 
 }  // namespace lplab::experiments
 
@@ -71,8 +105,10 @@ namespace lplab::experiments {
 // Calls f(std::type_identity<T>{}) with T the lplab type of a registry entry
 // (lplab::float32 for float32): experiments written as templates over the
 // format run on the formats a user names at run time.
+// A declared format has no type: callers refuse it first (require_compiled).
 template <class F>
 decltype(auto) visit_format(const FormatEntry& e, F&& f) {
+  if (e.declared != nullptr) throw std::logic_error("visit_format: " + std::string(e.name) + " is not compiled");
   switch (&e - formats().data()) {
     case 0: return f(std::type_identity<float32>{});
     case 1: return f(std::type_identity<float16>{});

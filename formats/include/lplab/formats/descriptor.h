@@ -61,52 +61,94 @@ namespace detail {
 // Every constant of a format, derived from its descriptor. Magnitude codes
 // (the bits below the sign) are ordered like the values they encode, which is
 // what lets one rounding routine serve every format.
-template <Descriptor D>
-struct Layout {
-  static constexpr int E = D.exponent_bits;
-  static constexpr int M = D.mantissa_bits;
-  static constexpr int bits = (D.is_signed ? 1 : 0) + E + M;
-  using storage = uint_least_t<bits>;
+struct LayoutValues {
+  int E, M, bits;
+  std::uint64_t mag_mask, mant_mask, sign_mask, exp_field_max;
+  bool has_inf, has_nan, has_zero, has_negative_zero;
+  std::uint64_t max_code, inf_code, quiet_bit, nan_code;
+  int emin, emax;
+};
 
-  static constexpr std::uint64_t mag_mask = (std::uint64_t{1} << (E + M)) - 1;
-  static constexpr std::uint64_t mant_mask = (std::uint64_t{1} << M) - 1;
-  static constexpr std::uint64_t sign_mask = D.is_signed ? std::uint64_t{1} << (E + M) : 0;
-  static constexpr std::uint64_t exp_field_max = (std::uint64_t{1} << E) - 1;
+LPLAB_HD constexpr LayoutValues layout_of(const Descriptor& D) noexcept {
+  LayoutValues L{};
+  L.E = D.exponent_bits;
+  L.M = D.mantissa_bits;
+  L.bits = (D.is_signed ? 1 : 0) + L.E + L.M;
+  L.mag_mask = (std::uint64_t{1} << (L.E + L.M)) - 1;
+  L.mant_mask = (std::uint64_t{1} << L.M) - 1;
+  L.sign_mask = D.is_signed ? std::uint64_t{1} << (L.E + L.M) : 0;
+  L.exp_field_max = (std::uint64_t{1} << L.E) - 1;
 
-  static constexpr bool has_inf = D.encoding == Encoding::ieee;
-  static constexpr bool has_nan = D.encoding != Encoding::none;
-  static constexpr bool has_zero = D.has_subnormals;
-  static constexpr bool has_negative_zero =
-      has_zero && D.is_signed && D.encoding != Encoding::fnuz;
+  L.has_inf = D.encoding == Encoding::ieee;
+  L.has_nan = D.encoding != Encoding::none;
+  L.has_zero = D.has_subnormals;
+  L.has_negative_zero = L.has_zero && D.is_signed && D.encoding != Encoding::fnuz;
 
   // Largest finite magnitude code. IEEE: 0b1..10'1..1 (below the infinity);
   // fn: the all-ones magnitude minus one (E4M3: 0b1111'110 = 1.75 * 2^8 = 448);
   // fnuz and none: the all-ones magnitude (E4M3FNUZ: 0b1111'111 = 1.875 * 2^7 = 240).
-  static constexpr std::uint64_t max_code =
-      D.encoding == Encoding::ieee ? (exp_field_max << M) - 1
-      : D.encoding == Encoding::fn ? mag_mask - 1
-                                   : mag_mask;
-  static constexpr std::uint64_t inf_code = exp_field_max << M;  // meaningful if has_inf
+  L.max_code = D.encoding == Encoding::ieee ? (L.exp_field_max << L.M) - 1
+               : D.encoding == Encoding::fn ? L.mag_mask - 1
+                                            : L.mag_mask;
+  L.inf_code = L.exp_field_max << L.M;  // meaningful if has_inf
   // The quiet NaN this library produces: IEEE, the quiet bit alone (fp16
   // 0x7E00, bf16 0x7FC0, fp32 0x7FC00000, e5m2 0x7E); fn, the all-ones
   // magnitude (0x7F, e8m0 0xFF); fnuz, the sign bit alone (0x80).
-  static constexpr std::uint64_t quiet_bit = M > 0 ? std::uint64_t{1} << (M - 1) : 0;
-  static constexpr std::uint64_t nan_code =
-      D.encoding == Encoding::ieee ? inf_code | quiet_bit
-      : D.encoding == Encoding::fn ? mag_mask
-      : D.encoding == Encoding::fnuz ? sign_mask
-                                     : 0;
+  L.quiet_bit = L.M > 0 ? std::uint64_t{1} << (L.M - 1) : 0;
+  L.nan_code = D.encoding == Encoding::ieee ? L.inf_code | L.quiet_bit
+               : D.encoding == Encoding::fn ? L.mag_mask
+               : D.encoding == Encoding::fnuz ? L.sign_mask
+                                              : 0;
 
   // Exponent of the smallest normal binade, and of the largest finite value.
-  static constexpr int emin = (D.has_subnormals ? 1 : 0) - D.bias;
-  static constexpr int emax = static_cast<int>(max_code >> M) - D.bias;
+  L.emin = (D.has_subnormals ? 1 : 0) - D.bias;
+  L.emax = static_cast<int>(L.max_code >> L.M) - D.bias;
+  return L;
+}
 
-  static_assert(E >= 1 && M >= 0 && bits <= 64, "unsupported format width");
-  static_assert(D.encoding != Encoding::ieee || M >= 1, "IEEE encoding needs a mantissa for NaN");
-  static_assert(D.encoding != Encoding::fnuz || D.is_signed, "fnuz encodes NaN in the sign bit");
-  static_assert(D.has_subnormals || !D.is_signed,
-                "a format without zero must be unsigned (modelled on OCP MX E8M0)");
-  static_assert(emin <= emax, "format has no normal binade");
+}  // namespace detail
+
+// Why a descriptor describes no format this library can hold, or nullptr: the
+// rules every format obeys, checked at compile time for Float<D> and at run
+// time for formats declared from text (formats/declared.h).
+LPLAB_HD constexpr const char* descriptor_error(const Descriptor& d) noexcept {
+  const int bits = (d.is_signed ? 1 : 0) + d.exponent_bits + d.mantissa_bits;
+  if (d.exponent_bits < 1 || d.mantissa_bits < 0 || bits > 64 || d.exponent_bits + d.mantissa_bits > 63)
+    return "unsupported format width";
+  if (d.encoding == Encoding::ieee && d.mantissa_bits < 1) return "IEEE encoding needs a mantissa for NaN";
+  if (d.encoding == Encoding::fnuz && !d.is_signed) return "fnuz encodes NaN in the sign bit";
+  if (!d.has_subnormals && d.is_signed) return "a format without zero must be unsigned (modelled on OCP MX E8M0)";
+  const detail::LayoutValues L = detail::layout_of(d);
+  if (L.emin > L.emax) return "format has no normal binade";
+  return nullptr;
+}
+
+namespace detail {
+
+// The constants of a compiled format, as compile-time members.
+template <Descriptor D>
+struct Layout {
+  static_assert(descriptor_error(D) == nullptr, "unsupported descriptor: see descriptor_error()");
+  static constexpr LayoutValues v = layout_of(D);
+  static constexpr int E = v.E;
+  static constexpr int M = v.M;
+  static constexpr int bits = v.bits;
+  using storage = uint_least_t<bits>;
+
+  static constexpr std::uint64_t mag_mask = v.mag_mask;
+  static constexpr std::uint64_t mant_mask = v.mant_mask;
+  static constexpr std::uint64_t sign_mask = v.sign_mask;
+  static constexpr std::uint64_t exp_field_max = v.exp_field_max;
+  static constexpr bool has_inf = v.has_inf;
+  static constexpr bool has_nan = v.has_nan;
+  static constexpr bool has_zero = v.has_zero;
+  static constexpr bool has_negative_zero = v.has_negative_zero;
+  static constexpr std::uint64_t max_code = v.max_code;
+  static constexpr std::uint64_t inf_code = v.inf_code;
+  static constexpr std::uint64_t quiet_bit = v.quiet_bit;
+  static constexpr std::uint64_t nan_code = v.nan_code;
+  static constexpr int emin = v.emin;
+  static constexpr int emax = v.emax;
 };
 
 }  // namespace detail

@@ -15,17 +15,22 @@ namespace lplab {
 // double, and every value of a format of up to 32 bits is a double. So e4m3fn
 // 448 prints "448" (not the "4.5e+02" that would also round back to 448), and
 // bfloat16(0.1f) prints "0.10009765625". -0 prints "-0".
-template <Descriptor D>
-std::string to_string(Float<D> x) {
-  if (isnan(x)) return signbit(x) && D.encoding != Encoding::fnuz ? "-nan" : "nan";
-  if (isinf(x)) return signbit(x) ? "-inf" : "inf";
-  const double v = static_cast<double>(x);
+//
+// The text of a finite double: the shortest of %.1g ... %.17g that reads back.
+inline std::string shortest_text(double v) {
   char buf[40];
   for (int digits = 1; digits <= 17; ++digits) {  // %.17g always reads back
     std::snprintf(buf, sizeof buf, "%.*g", digits, v);
     if (std::strtod(buf, nullptr) == v) break;
   }
   return buf;
+}
+
+template <Descriptor D>
+std::string to_string(Float<D> x) {
+  if (isnan(x)) return signbit(x) && D.encoding != Encoding::fnuz ? "-nan" : "nan";
+  if (isinf(x)) return signbit(x) ? "-inf" : "inf";
+  return shortest_text(static_cast<double>(x));
 }
 
 template <Descriptor D>

@@ -1,0 +1,190 @@
+// Formats declared at run time (formats/declared.h) against the compiled
+// formats: every compiled format with subnormals, declared from its own
+// descriptor, must give the same code as convert<T> -- value and flags -- for
+// every rounding, overflow policy and stochastic draw, on every code's value,
+// its neighbours, every midpoint between neighbours and random doubles of
+// every magnitude; the same for decimal text; and decode every code to the
+// same value and text. The compiled formats are validated against CUDA's
+// conversions, MPFR and ml_dtypes (conversion_sweep_test, arith_sweep_test,
+// interop_test), so this carries that validation over to the declared path.
+// float8_e3m4 (ml_dtypes, not built in) is compiled here for the same check.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lplab/formats.h"
+#include "lplab/formats/declared.h"
+#include "support/typed.h"
+
+namespace lplab::testing {
+namespace {
+
+// ml_dtypes' float8_e3m4: IEEE-style, bias 3, max 15.5.
+using float8_e3m4 = Float<Descriptor{.name = "float8_e3m4", .exponent_bits = 3, .mantissa_bits = 4,
+                                     .bias = 3, .encoding = Encoding::ieee}>;
+
+constexpr Round kRounds[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero,
+                             Round::upward,       Round::downward,     Round::stochastic};
+constexpr Overflow kOverflows[] = {Overflow::ieee, Overflow::saturate};
+constexpr std::uint32_t kRandoms[] = {0, 0x7fffffffu, 0x80000000u, 0xffffffffu, 0x12345678u};
+
+// Inputs that decide a conversion into T: each finite value, the doubles
+// either side, the midpoint to the next value and the doubles either side of
+// it, specials, values beyond double-precision neighbours of the range, and
+// random doubles across 2^-1074 .. 2^1023. Codes are sampled for wide formats.
+template <class T>
+std::vector<double> inputs() {
+  std::vector<double> x = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1e308, -1e308, 5e-324, -5e-324,
+                           std::bit_cast<double>(std::uint64_t{0x7ff0000000000001}),  // signalling NaN
+                           std::bit_cast<double>(std::uint64_t{0xfff8000000012345})};
+  const std::uint64_t codes = std::uint64_t{1} << finfo<T>::bits;
+  const std::uint64_t step = codes > (1u << 16) ? codes / 40000 + 1 : 1;
+  for (std::uint64_t c = 0; c < codes; c += step) {
+    const double v = static_cast<double>(T::from_bits(c));
+    if (!std::isfinite(v)) continue;
+    const double next = static_cast<double>(T::from_bits(c + 1 < codes ? c + 1 : c));
+    for (double y : {v, std::nextafter(v, -INFINITY), std::nextafter(v, INFINITY)}) x.push_back(y);
+    if (std::isfinite(next) && std::fabs(next) > std::fabs(v)) {
+      const double mid = v + (next - v) / 2;
+      for (double y : {mid, std::nextafter(mid, -INFINITY), std::nextafter(mid, INFINITY), v + (next - v) / 4})
+        x.push_back(y);
+    }
+  }
+  std::mt19937_64 rng(12345);
+  std::uniform_int_distribution<int> exponent(-1074, 1023);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  for (int i = 0; i < 20000; ++i) x.push_back((i % 2 ? -1 : 1) * std::ldexp(mantissa(rng), exponent(rng)));
+  for (int i = 0; i < 20000; ++i) {  // near the format's range
+    const int e = std::uniform_int_distribution<int>(finfo<T>::minexp - finfo<T>::nmant - 3, finfo<T>::maxexp + 2)(rng);
+    x.push_back((i % 2 ? -1 : 1) * std::ldexp(mantissa(rng), e));
+  }
+  return x;
+}
+
+std::string policy(Round r, Overflow o, std::uint32_t random) {
+  return "round " + std::to_string(static_cast<int>(r)) + ", overflow " + std::to_string(static_cast<int>(o)) +
+         ", random " + std::to_string(random);
+}
+
+template <class T>
+void same_as_compiled() {
+  constexpr Descriptor D = T::descriptor;
+  std::string why;
+  const std::optional<DeclaredFormat> f = DeclaredFormat::make(D, &why);
+  ASSERT_TRUE(f) << why;
+  EXPECT_EQ(f->layout().max_code, finfo<T>::max_code);
+
+  // Every code (sampled for float32): the same value and text.
+  const std::uint64_t codes = std::uint64_t{1} << finfo<T>::bits;
+  const std::uint64_t step = codes > (1u << 16) ? 65521 : 1;
+  for (std::uint64_t c = 0; c < codes; c += step) {
+    const double want = static_cast<double>(T::from_bits(c)), got = f->to_double(c);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << std::hex << c;
+    } else {
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(want)) << std::hex << c;
+    }
+    ASSERT_EQ(f->to_text(c), to_string(T::from_bits(c))) << std::hex << c;
+  }
+
+  // Every policy on every input: the same code and the same flags.
+  std::uint64_t compared = 0;
+  for (double x : inputs<T>())
+    for (Round r : kRounds)
+      for (Overflow o : kOverflows)
+        for (std::uint32_t random : kRandoms) {
+          if (r != Round::stochastic && random != 0) continue;
+          Flags want_flags{}, got_flags{};
+          const std::uint64_t want = convert<T>(x, r, o, &want_flags, random).bits();
+          const std::uint64_t got = f->from_double(x, r, o, random, &got_flags);
+          ASSERT_EQ(got, want) << std::hexfloat << x << " " << policy(r, o, random);
+          ASSERT_EQ(got_flags.bits, want_flags.bits) << std::hexfloat << x << " " << policy(r, o, random);
+          ++compared;
+        }
+  EXPECT_GT(compared, 100000u);
+
+  // Text rounded once, including numbers beyond double's range.
+  for (const char* text : {"1.0625000000000000000001", "1.00390625000000000000001", "-0.1", "1e400", "-1e400",
+                           "1e-400", "-1e-400", "1e5000", "1e-5000", "0x1.0000000000000000001p-7", "inf", "-nan",
+                           "0", "-0", "448", "464", "464.0000000000000000001", "57344", "61440", "65520"})
+    for (Round r : kRounds)
+      for (Overflow o : kOverflows)
+        for (std::uint32_t random : kRandoms) {
+          if (r != Round::stochastic && random != 0) continue;
+          const std::optional<Decimal> d = parse_decimal(text);
+          ASSERT_TRUE(d) << text;
+          Flags want_flags{}, got_flags{};
+          const std::uint64_t want = convert<T>(*d, r, o, &want_flags, random).bits();
+          ASSERT_EQ(f->from_decimal(*d, r, o, random, &got_flags), want) << text << " " << policy(r, o, random);
+          ASSERT_EQ(got_flags.bits, want_flags.bits) << text << " " << policy(r, o, random);
+        }
+}
+
+TEST(Declared, float32_matches_the_compiled_format) { same_as_compiled<float32>(); }
+TEST(Declared, float16_matches_the_compiled_format) { same_as_compiled<float16>(); }
+TEST(Declared, bfloat16_matches_the_compiled_format) { same_as_compiled<bfloat16>(); }
+TEST(Declared, float8_e4m3fn_matches_the_compiled_format) { same_as_compiled<float8_e4m3fn>(); }
+TEST(Declared, float8_e5m2_matches_the_compiled_format) { same_as_compiled<float8_e5m2>(); }
+TEST(Declared, float8_e4m3fnuz_matches_the_compiled_format) { same_as_compiled<float8_e4m3fnuz>(); }
+TEST(Declared, float8_e5m2fnuz_matches_the_compiled_format) { same_as_compiled<float8_e5m2fnuz>(); }
+TEST(Declared, float6_e2m3fn_matches_the_compiled_format) { same_as_compiled<float6_e2m3fn>(); }
+TEST(Declared, float6_e3m2fn_matches_the_compiled_format) { same_as_compiled<float6_e3m2fn>(); }
+TEST(Declared, float4_e2m1fn_matches_the_compiled_format) { same_as_compiled<float4_e2m1fn>(); }
+TEST(Declared, float8_e3m4_matches_the_compiled_format) { same_as_compiled<float8_e3m4>(); }
+
+// Values a wrong declaration would get wrong: ml_dtypes' float8_e3m4 has max
+// 15.5 = 1.9375 * 2^3, smallest normal 2^-2 and subnormal 2^-6; 0.3 rounds to
+// 1.0011b * 2^-2 = 0.296875 (code 0x13); 15.75 is the tie above max, odd max
+// significand 1.1111b: it overflows to inf (0x70).
+TEST(Declared, e3m4_from_text) {
+  std::string why;
+  const auto f = DeclaredFormat::parse("e3m4:bias=3:ieee", &why);
+  ASSERT_TRUE(f) << why;
+  EXPECT_EQ(f->name(), "e3m4:bias=3:ieee");
+  EXPECT_EQ(f->to_double(f->layout().max_code), 15.5);
+  EXPECT_EQ(f->to_double(0x10), 0.25);
+  EXPECT_EQ(f->to_double(0x01), 0.015625);
+  EXPECT_EQ(f->from_double(0.3), 0x13u);
+  EXPECT_EQ(f->to_text(0x13), "0.296875");
+  EXPECT_EQ(f->from_double(15.75), 0x70u);
+  EXPECT_EQ(f->from_double(15.75, Round::nearest_even, Overflow::saturate), 0x6fu);
+  EXPECT_EQ(f->from_double(-15.75), 0xf0u);
+  // The default bias is IEEE's 2^(E-1) - 1, the default encoding ieee.
+  EXPECT_EQ(DeclaredFormat::parse("e3m4")->name(), "e3m4:bias=3:ieee");
+  EXPECT_EQ(DeclaredFormat::parse("e4m3:fn")->name(), "e4m3:bias=7:fn");
+  // The tie above E4M3's max 448 = 1.110b * 2^8 goes to the even max.
+  EXPECT_EQ(DeclaredFormat::parse("e4m3:fn")->from_double(464), 0x7eu);
+  EXPECT_EQ(DeclaredFormat::parse("e5m2:bias=15:unsigned")->name(), "e5m2:bias=15:ieee:unsigned");
+}
+
+TEST(Declared, bad_declarations_say_why) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"e3", "starts e<exponent bits>m<mantissa bits>"},
+      {"x3m4", "starts e<exponent bits>m<mantissa bits>"},
+      {"e3m4:bias=x", "bias=<integer> once"},
+      {"e3m4:bias=3:bias=4", "bias=<integer> once"},
+      {"e3m4:ieee:fn", "one encoding"},
+      {"e3m4:big", "unknown option 'big'"},
+      {"e3m4:", "unknown option ''"},
+      {"e15m2", "exponent bits must be 1 to 14"},
+      {"e0m3", "exponent bits must be 1 to 14"},
+      {"e-1m3", "exponent bits must be 1 to 14"},
+      {"e5m24", "mantissa bits must be 0 to 23"},
+      {"e3m0", "IEEE encoding needs a mantissa"},
+      {"e4m3:fnuz:unsigned", "fnuz encodes NaN in the sign bit"},
+      {"e12m3", "its values must be doubles"},
+      {"e8m7:bias=-1000", "its values must be doubles"},
+  };
+  for (const auto& [text, reason] : bad) {
+    std::string why;
+    EXPECT_FALSE(DeclaredFormat::parse(text, &why)) << text;
+    EXPECT_NE(why.find(reason), std::string::npos) << text << ": " << why;
+  }
+}
+
+}  // namespace
+}  // namespace lplab::testing
