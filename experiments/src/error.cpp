@@ -161,12 +161,7 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
       "sqnr_db = 10 log10(sum x^2 / sum (y - x)^2); torchao's MX tests require >= 20 dB for MXFP8 "
       "E4M3. Scheme rows (OCP MX v1.0 block scales, NVFP4, per-tensor FP8, DeepSeek-V3 tiles) round to "
       "nearest-even and saturate; their ULP cells are empty because the spacing depends on each block's scale",
-      fmt::format("the schemes read the values as a matrix of rows of {} (the last may be shorter): "
-                  "deepseek_1x128 scales each 1 x 128 tile, deepseek_128x128 each 128 x 128 block (fp32 "
-                  "scales, DeepSeek-V3 section 3.3.1); the _delayed rows are Transformer Engine's "
-                  "DelayedScaling (margin 0, history 1024, max) with each row one training step: row t is "
-                  "scaled by the amaxes of the rows before it, row 0 by TE's initial scale 1",
-                  scaled::kSampleRow),
+      scaled::sample_rows_note(),
       fmt::format("overflow policy of the plain conversions: {}", ctx.params.text("overflow"))};
   hist.notes = {"count of elements whose error in ULPs lies in [ulp_lo, ulp_hi); fraction = count / n",
                 "plain formats only (scheme rows have no single ULP)"};

@@ -14,14 +14,12 @@
 namespace lplab::experiments {
 namespace {
 
-const char* encoding_name(Encoding e) { return lplab::detail::encoding_text(e); }
-
 template <class T>
 FormatEntry entry(std::string_view description) {
   using F = finfo<T>;
   FinfoRecord r{F::bits, F::exponent_bits, F::mantissa_bits, F::bias, F::is_signed,
                 F::has_infinity, F::has_nan, F::has_negative_zero, F::has_subnormals,
-                encoding_name(F::encoding), F::eps, F::epsneg, F::max, F::min, F::tiny,
+                lplab::detail::encoding_text(F::encoding), F::eps, F::epsneg, F::max, F::min, F::tiny,
                 F::smallest_normal, F::smallest_subnormal, F::resolution_torch,
                 F::resolution_numpy, F::machep, F::negep, F::nmant, F::nexp, F::iexp, F::maxexp,
                 F::minexp, F::precision, F::digits10, F::overflow_threshold,
@@ -110,7 +108,6 @@ bool one_edit_apart(std::string_view a, std::string_view b) {
                                 : fmt::format("unknown format '{}' (did you mean {}?)", shown(name), fmt::join(near, ", ")));
 }
 
-
 // A layout's text: "e<digits>m<digits>", alone or before a ':'.
 bool is_layout(std::string_view name) {
   const std::size_t m = name.find('m'), end = std::min(name.find(':'), name.size());
@@ -163,7 +160,7 @@ FinfoRecord finfo_record(const DeclaredFormat& f) {
   r.bits = l.bits, r.exponent_bits = l.E, r.mantissa_bits = l.M, r.bias = d.bias;
   r.is_signed = d.is_signed, r.has_infinity = l.has_inf, r.has_nan = l.has_nan;
   r.has_negative_zero = l.has_negative_zero, r.has_subnormals = d.has_subnormals;
-  r.encoding = encoding_name(d.encoding);
+  r.encoding = lplab::detail::encoding_text(d.encoding);
   r.eps = value(one + 1) - 1.0;
   r.epsneg = 1.0 - value(one - 1);
   r.max = value(l.max_code);
@@ -214,15 +211,13 @@ std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::strin
   const auto add = [&out](const FormatEntry* e) {
     if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
   };
+  // Group names are neither format names, aliases nor layouts: every other
+  // name resolves as one format.
   for (const std::string& n : names) {
-    if (const FormatEntry* e = find_format(n)) {
-      add(e);
-    } else if (is_layout(n)) {
-      add(&declared_entry(n));
-    } else if (const auto members = format_group(n); !members.empty()) {
+    if (const auto members = format_group(n); !members.empty()) {
       for (const FormatEntry* m : members) add(m);
     } else {
-      unknown(n);
+      add(&resolve_format(n));
     }
   }
   return out;

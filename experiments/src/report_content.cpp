@@ -279,11 +279,9 @@ std::vector<Plot> report_plots(const std::vector<Table>& tables) {
     r.xlabel = "SGD step";
     r.ylabel = "loss scale";
     r.logy = true;
+    const auto is_static = where(*t, {{"recipe", "fp16_static"}}), is_dynamic = where(*t, {{"recipe", "fp16_dynamic"}});
     r.series = series_from_table(*t, "step", "loss_scale", {"recipe"},
-                                 where(*t, {{"recipe", "fp16_static"}}), false, true);
-    for (Series& s : series_from_table(*t, "step", "loss_scale", {"recipe"},
-                                       where(*t, {{"recipe", "fp16_dynamic"}}), false, true))
-      r.series.push_back(std::move(s));
+                                 [&](const Row& row) { return is_static(row) || is_dynamic(row); }, false, true);
     r.extra.push_back("set offsets 0, 0, graph 0.05, graph 0.05");  // keep the static line off the frame
     r.caption = "The static scale stays where it was set; the dynamic one (PyTorch GradScaler's rules) doubles after "
                 "each run of finite steps and halves on a skipped step, so it grows as the gradients shrink.";

@@ -111,15 +111,23 @@ inline constexpr std::string_view kind_name(Kind k) {
   return "?";
 }
 
-// One scheme: its name (as in the MX specification and Transformer Engine),
-// its kind, and its round trip of a matrix of rows of `cols` values.
-using In = std::span<const float>;
-
 // The row length the experiments read a sample in when they quantize it
 // through a scheme (a hidden size): the rows are the tiles' geometry and
 // delayed scaling's steps.
 inline constexpr std::size_t kSampleRow = 1024;
 
+// What that means for each kind of scheme, for the experiments' table notes.
+inline std::string sample_rows_note() {
+  return "the schemes read the values as a matrix of rows of " + std::to_string(kSampleRow) +
+         " (the last may be shorter): deepseek_1x128 scales each 1 x 128 tile, deepseek_128x128 each 128 x 128 "
+         "block (fp32 scales, DeepSeek-V3 section 3.3.1); the _delayed rows are Transformer Engine's "
+         "DelayedScaling (margin 0, history 1024, max) with each row one training step: row t is scaled by the "
+         "amaxes of the rows before it, row 0 by TE's initial scale 1";
+}
+
+// One scheme: its name (as in the MX specification and Transformer Engine),
+// its kind, and its round trip of a matrix of rows of `cols` values.
+using In = std::span<const float>;
 struct Scheme {
   std::string_view name;
   Kind kind;

@@ -184,13 +184,11 @@ Table scales_table(const Context& ctx) {
       "threshold); frac_nan: the result of a finite value is NaN (float8_e4m3fn has no inf, so its ieee "
       "overflow is NaN); frac_nonfinite_input: NaN and infinite values of the input, which have nothing "
       "to lose and are in no other class",
-      fmt::format("conversion rounds to nearest-even; scaling=tensor (Transformer Engine current scaling, "
-                  "scale = max_elem/amax), block (OCP MX v1.0 section 6.3, E8M0 scales of 32; nvfp4: E4M3 "
-                  "scales of 16 plus an fp32 tensor scale), delayed (TE's DelayedScaling, margin 0, history "
-                  "1024, max) and tile (DeepSeek-V3's 1 x 128 and 128 x 128 E4M3 tiles, fp32 scales) always "
-                  "saturate, so they appear once, as saturate; the schemes read the sample as rows of {} "
-                  "values (the tiles' geometry; delayed scaling's steps, row 0 at TE's initial scale 1)",
-                  scaled::kSampleRow),
+      "conversion rounds to nearest-even; scaling=tensor (Transformer Engine current scaling, "
+      "scale = max_elem/amax), block (OCP MX v1.0 section 6.3, E8M0 scales of 32; nvfp4: E4M3 "
+      "scales of 16 plus an fp32 tensor scale), delayed (TE's DelayedScaling) and tile (DeepSeek-V3's "
+      "E4M3 tiles) always saturate, so they appear once, as saturate",
+      scaled::sample_rows_note(),
       "MX's floor rule (OCP MX v1.0 section 6.3) puts a block's amax in the element's top binade "
       "without checking it fits: a block maximum whose significand exceeds the element maximum's "
       "(1.75 for E4M3 and E5M2) saturates, so MX block rows show about 1% overflow at every sigma; "
@@ -334,9 +332,7 @@ Experiment underflow_experiment() {
   std::vector<std::string> choices{"none"};
   for (std::string_view s : scaled::scheme_names({scaled::Kind::block, scaled::Kind::delayed, scaled::Kind::tile}))
     choices.emplace_back(s);
-  std::string block_choices;
-  for (std::string_view s : scaled::scheme_names({scaled::Kind::block}))
-    block_choices += (block_choices.empty() ? "" : ",") + std::string(s);
+  const std::string block_choices = fmt::format("{}", fmt::join(scaled::scheme_names({scaled::Kind::block}), ","));
   return Experiment{
       "underflow",
       "fractions flushed to zero, subnormal, overflowed or NaN across scales, inits and MX scaling",

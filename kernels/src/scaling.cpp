@@ -415,7 +415,6 @@ void quantize(const TileScaling<Elem>& s, std::span<const float> x, std::size_t 
   const auto tr = static_cast<std::size_t>(s.tile_rows), tc = static_cast<std::size_t>(s.tile_cols);
   const std::size_t tiles_across = (cols + tc - 1) / tc;
   constexpr float max_elem = static_cast<float>(finfo<Elem>::max);
-  std::vector<float> buf(std::min(tc, cols));
   for (std::size_t tr0 = 0, R = 0; tr0 < rows; tr0 += tr, ++R) {
     for (std::size_t tc0 = 0, C = 0; tc0 < cols; tc0 += tc, ++C) {
       const std::size_t r1 = std::min(tr0 + tr, rows), c1 = std::min(tc0 + tc, cols);
@@ -439,9 +438,7 @@ void quantize(const TileScaling<Elem>& s, std::span<const float> x, std::size_t 
       scale = a / max_elem;
       // 4. The elements: x * factor rounded by the bulk conversion.
       for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
-        for (std::size_t j = 0; j < count; ++j) buf[j] = x[first + j] * factor;
-        kernels::convert(std::span<const float>(buf.data(), count), elems.subspan(first, count),
-                         Round::nearest_even, Overflow::saturate);
+        scale_and_convert(x.subspan(first, count), elems.subspan(first, count), factor);
       });
     }
   }

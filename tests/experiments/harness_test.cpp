@@ -128,7 +128,8 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
   EXPECT_EQ(e3m4.info.finite_codes, 256u - 2 * 15 - 2);
   for (const lx::FormatEntry& e : lx::formats()) {
     if (!e.info.has_subnormals) continue;  // E8M0: not declarable
-    const lplab::Descriptor d{.exponent_bits = e.info.exponent_bits, .mantissa_bits = e.info.mantissa_bits,
+    const lplab::Descriptor d{.name = {},
+                              .exponent_bits = e.info.exponent_bits, .mantissa_bits = e.info.mantissa_bits,
                               .bias = e.info.bias,
                               .encoding = e.info.encoding == "ieee" ? lplab::Encoding::ieee
                                           : e.info.encoding == "fn" ? lplab::Encoding::fn
