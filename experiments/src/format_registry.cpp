@@ -161,8 +161,11 @@ FinfoRecord finfo_record(const DeclaredFormat& f) {
   r.is_signed = d.is_signed, r.has_infinity = l.has_inf, r.has_nan = l.has_nan;
   r.has_negative_zero = l.has_negative_zero, r.has_subnormals = d.has_subnormals;
   r.encoding = lplab::detail::encoding_text(d.encoding);
-  r.eps = value(one + 1) - 1.0;
-  r.epsneg = 1.0 - value(one - 1);
+  // eps and epsneg are spacings at 1.0: NaN for a layout whose values miss it
+  // (finfo<T> requires it of a compiled format).
+  const bool has_one = d.bias >= 1 && one < l.max_code;
+  r.eps = has_one ? value(one + 1) - 1.0 : NAN;
+  r.epsneg = has_one ? 1.0 - value(one - 1) : NAN;
   r.max = value(l.max_code);
   r.min = d.is_signed ? -r.max : value(0);
   r.tiny = r.smallest_normal = std::ldexp(1.0, l.emin);
@@ -171,7 +174,7 @@ FinfoRecord finfo_record(const DeclaredFormat& f) {
   r.resolution_torch = lplab::detail::kNegativePowersOfTen[r.digits10];
   r.machep = -l.M;
   r.negep = 0;
-  for (double v = 1.0; v > r.epsneg; v /= 2) --r.negep;
+  for (double v = 1.0; has_one && v > r.epsneg; v /= 2) --r.negep;
   r.nmant = l.M, r.nexp = r.iexp = l.E;
   r.minexp = l.emin, r.maxexp = l.emax + 1;
   r.precision = l.bits == 8 ? 1 : lplab::detail::decimal_digits_of_bits(l.M);

@@ -126,6 +126,12 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
   EXPECT_EQ(e3m4.info.eps, 0.0625);
   EXPECT_EQ(e3m4.info.smallest_subnormal, 0.015625);
   EXPECT_EQ(e3m4.info.finite_codes, 256u - 2 * 15 - 2);
+  // Bias 20 puts every value below 2^-13 and bias -5 every normal above 64:
+  // no 1.0, so no spacing at 1.0 (the code "1.0" would name would give -0.99998 and -273).
+  for (const char* no_one : {"e3m4:bias=20", "e3m4:bias=-5"}) {
+    EXPECT_TRUE(std::isnan(lx::resolve_format(no_one).info.eps)) << no_one;
+    EXPECT_TRUE(std::isnan(lx::resolve_format(no_one).info.epsneg)) << no_one;
+  }
   for (const lx::FormatEntry& e : lx::formats()) {
     if (!e.info.has_subnormals) continue;  // E8M0: not declarable
     const lplab::Descriptor d{.name = {},
