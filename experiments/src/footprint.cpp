@@ -248,8 +248,7 @@ Experiment footprint_experiment() {
           {"device_gib", ParamType::real, "80", 1e-3, 1e9, "device memory in GiB (H100: 80)", {},
            false},
       },
-      {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-       "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"},
+      format_names(),  // every format of the catalog
       false,
       {{"shape", "4x8x20"}, {"params", "7e9"}, {"device_gib", "80"}},
       run,

@@ -37,26 +37,25 @@ FormatEntry entry(std::string_view description) {
   return e;
 }
 
-const std::array<FormatEntry, 11>& table() {
-  static const std::array<FormatEntry, 11> t = {
-      entry<float32>("IEEE 754 binary32"),
-      entry<float16>("IEEE 754 binary16"),
-      entry<bfloat16>("bfloat16: binary32's exponent, 7 mantissa bits"),
-      entry<float8_e4m3fn>("OCP OFP8 E4M3: no inf, NaN = S.1111.111"),
-      entry<float8_e5m2>("OCP OFP8 E5M2: IEEE-style"),
-      entry<float8_e4m3fnuz>("E4M3, bias 8, no -0, NaN = 0x80 (Graphcore/AMD)"),
-      entry<float8_e5m2fnuz>("E5M2, bias 16, no -0, NaN = 0x80 (Graphcore/AMD)"),
-      entry<float8_e8m0fnu>("OCP MX E8M0 scale: unsigned powers of two, NaN = 0xFF"),
-      entry<float6_e2m3fn>("OCP MX FP6 E2M3: no inf, no NaN"),
-      entry<float6_e3m2fn>("OCP MX FP6 E3M2: no inf, no NaN"),
-      entry<float4_e2m1fn>("OCP MX FP4 E2M1: no inf, no NaN"),
-  };
+// The catalog, one entry per format, in its order (visit_format relies on it).
+const std::array<FormatEntry, all_formats::size>& table() {
+  static const std::array<FormatEntry, all_formats::size> t = {{
+#define LPLAB_ENTRY(type, names, description) entry<type>(description),
+      LPLAB_FORMAT_CATALOG(LPLAB_ENTRY)
+#undef LPLAB_ENTRY
+  }};
   return t;
 }
 
 }  // namespace
 
 std::span<const FormatEntry> formats() { return table(); }
+
+std::vector<std::string> format_names() {
+  std::vector<std::string> out;
+  for (const FormatEntry& e : table()) out.emplace_back(e.name);
+  return out;
+}
 
 std::vector<const FormatEntry*> format_group(std::string_view name) {
   static constexpr std::pair<std::string_view, std::string_view> groups[] = {
@@ -71,14 +70,25 @@ std::vector<const FormatEntry*> format_group(std::string_view name) {
 
 namespace {
 
-// Short names: PyTorch's and ml_dtypes' spellings, and the element layouts.
-constexpr std::pair<std::string_view, std::string_view> aliases[] = {
-    {"fp32", "float32"},     {"float", "float32"},         {"fp16", "float16"},
-    {"half", "float16"},     {"bf16", "bfloat16"},         {"e4m3", "float8_e4m3fn"},
-    {"e4m3fn", "float8_e4m3fn"}, {"e5m2", "float8_e5m2"},  {"e4m3fnuz", "float8_e4m3fnuz"},
-    {"e5m2fnuz", "float8_e5m2fnuz"}, {"e8m0", "float8_e8m0fnu"}, {"e2m3", "float6_e2m3fn"},
-    {"e3m2", "float6_e3m2fn"}, {"e2m1", "float4_e2m1fn"},  {"fp4", "float4_e2m1fn"},
-    {"float4", "float4_e2m1fn"}};
+// Short names: the catalog's (PyTorch's and ml_dtypes' spellings and the
+// element layouts), each paired with its format.
+const std::vector<std::pair<std::string_view, std::string_view>>& alias_table() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> t = [] {
+    std::vector<std::pair<std::string_view, std::string_view>> out;
+    const auto add = [&](std::string_view names, std::string_view format) {
+      for (std::size_t at = 0; at < names.size();) {
+        const std::size_t end = std::min(names.find(' ', at), names.size());
+        if (end > at) out.emplace_back(names.substr(at, end - at), format);
+        at = end + 1;
+      }
+    };
+#define LPLAB_ALIASES(type, names, description) add(names, #type);
+    LPLAB_FORMAT_CATALOG(LPLAB_ALIASES)
+#undef LPLAB_ALIASES
+    return out;
+  }();
+  return t;
+}
 
 std::string names_of(const std::vector<const FormatEntry*>& fs) {
   std::string s;
@@ -101,7 +111,7 @@ bool one_edit_apart(std::string_view a, std::string_view b) {
   if (!name.empty()) {
     for (const FormatEntry& e : table())
       if (e.name.starts_with(name) || one_edit_apart(name, e.name)) near.push_back(e.name);
-    for (const auto& [alias, target] : aliases)
+    for (const auto& [alias, target] : alias_table())
       if (one_edit_apart(name, alias)) near.push_back(alias);
   }
   throw UsageError(near.empty() ? fmt::format("unknown format '{}' (see 'lplab formats')", shown(name))
@@ -227,7 +237,7 @@ std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::strin
 }
 
 const FormatEntry* find_format(std::string_view name) {
-  for (const auto& [alias, target] : aliases)
+  for (const auto& [alias, target] : alias_table())
     if (name == alias) name = target;
   for (const FormatEntry& e : table())
     if (e.name == name) return &e;

@@ -25,16 +25,15 @@
 
 namespace lplab::kernels {
 
-#define LPLAB_KERNEL_FORMATS(X)                                                              \
-  X(float16) X(bfloat16) X(float8_e4m3fn) X(float8_e5m2) X(float8_e4m3fnuz) X(float8_e5m2fnuz) \
-  X(float8_e8m0fnu) X(float6_e2m3fn) X(float6_e3m2fn) X(float4_e2m1fn)
-
-// Defined in the generated per-format translation units.
-#define LPLAB_DECLARE(name)                 \
-  void encode_##name(const EncodeArgs& a); \
-  void decode_##name(const DecodeArgs& a);
-LPLAB_KERNEL_FORMATS(LPLAB_DECLARE)
+// Defined in the generated per-format translation units (kernels/CMakeLists.txt
+// makes one per catalog format but float32, which is float itself).
+#define LPLAB_DECLARE(type, names, description) \
+  void encode_##type(const EncodeArgs& a);       \
+  void decode_##type(const DecodeArgs& a);
+LPLAB_FORMAT_CATALOG(LPLAB_DECLARE)
 #undef LPLAB_DECLARE
+void encode_float32(const EncodeArgs&) { throw std::logic_error("lplab::kernels: float32 has no kernel"); }
+void decode_float32(const DecodeArgs&) { throw std::logic_error("lplab::kernels: float32 has no kernel"); }
 
 namespace {
 
@@ -51,11 +50,21 @@ struct Kernels {
   std::size_t code_bytes;
 };
 
-// Indexed by FormatId; float32 is float itself (no kernel).
-constexpr std::array<Kernels, 11> kKernels = {{
-    {nullptr, nullptr, 4},
-#define LPLAB_ENTRY(name) {&encode_##name, &decode_##name, sizeof(lplab::name)},
-    LPLAB_KERNEL_FORMATS(LPLAB_ENTRY)
+// The kernels of one format; float32 is float itself (no kernel: its entry
+// holds none, and its encode_/decode_ names, defined below, are never called).
+template <class T>
+constexpr Kernels kernels_entry(EncodeFn encode, DecodeFn decode) {
+  if constexpr (std::is_same_v<T, lplab::float32>)
+    return {nullptr, nullptr, 4};
+  else
+    return {encode, decode, sizeof(T)};
+}
+
+// Indexed by FormatId.
+constexpr std::array<Kernels, detail::format_count> kKernels = {{
+#define LPLAB_ENTRY(type, names, description) \
+  kernels_entry<lplab::type>(&encode_##type, &decode_##type),
+    LPLAB_FORMAT_CATALOG(LPLAB_ENTRY)
 #undef LPLAB_ENTRY
 }};
 

@@ -14,19 +14,13 @@ namespace lplab::kernels::detail {
 template <class F>
 decltype(auto) visit_format(FormatId id, F&& f) {
   switch (id) {
-    case FormatId::float32: return f(std::type_identity<float>{});
-#define LPLAB_VISIT(name) \
-  case FormatId::name: return f(std::type_identity<lplab::name>{});
-    LPLAB_VISIT(float16)
-    LPLAB_VISIT(bfloat16)
-    LPLAB_VISIT(float8_e4m3fn)
-    LPLAB_VISIT(float8_e5m2)
-    LPLAB_VISIT(float8_e4m3fnuz)
-    LPLAB_VISIT(float8_e5m2fnuz)
-    LPLAB_VISIT(float8_e8m0fnu)
-    LPLAB_VISIT(float6_e2m3fn)
-    LPLAB_VISIT(float6_e3m2fn)
-    LPLAB_VISIT(float4_e2m1fn)
+#define LPLAB_VISIT(type, names, description)                            \
+  case FormatId::type:                                                    \
+    if constexpr (std::is_same_v<lplab::type, lplab::float32>)            \
+      return f(std::type_identity<float>{}); /* the kernels' float32 */   \
+    else                                                                  \
+      return f(std::type_identity<lplab::type>{});
+    LPLAB_FORMAT_CATALOG(LPLAB_VISIT)
 #undef LPLAB_VISIT
     case FormatId::none: break;
   }

@@ -117,15 +117,19 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
   EXPECT_EQ(&lx::resolve_format("e5m2:bias=15"), lx::find_format("float8_e5m2"));
   EXPECT_EQ(&lx::resolve_format("e4m3:fn"), lx::find_format("float8_e4m3fn"));
   EXPECT_EQ(&lx::resolve_format("e3m2:bias=3:none"), lx::find_format("float6_e3m2fn"));
-  const lx::FormatEntry& e3m4 = lx::resolve_format("e3m4");
-  ASSERT_NE(e3m4.declared, nullptr);
-  EXPECT_EQ(&lx::resolve_format("e3m4:bias=3:ieee"), &e3m4);  // one entry per layout
-  EXPECT_EQ(e3m4.name, "e3m4:bias=3:ieee");
-  // ml_dtypes.finfo(float8_e3m4): max 15.5, eps 0.0625, smallest subnormal 2^-6.
-  EXPECT_EQ(e3m4.info.max, 15.5);
-  EXPECT_EQ(e3m4.info.eps, 0.0625);
-  EXPECT_EQ(e3m4.info.smallest_subnormal, 0.015625);
-  EXPECT_EQ(e3m4.info.finite_codes, 256u - 2 * 15 - 2);
+  EXPECT_EQ(&lx::resolve_format("e3m4"), lx::find_format("float8_e3m4"));  // ml_dtypes' E3M4
+  EXPECT_EQ(&lx::resolve_format("e4m3:ieee"), lx::find_format("float8_e4m3"));
+  EXPECT_EQ(&lx::resolve_format("e4m3:bias=11:fnuz"), lx::find_format("float8_e4m3b11fnuz"));
+  const lx::FormatEntry& e3m3 = lx::resolve_format("e3m3");
+  ASSERT_NE(e3m3.declared, nullptr);
+  EXPECT_EQ(&lx::resolve_format("e3m3:bias=3:ieee"), &e3m3);  // one entry per layout
+  EXPECT_EQ(e3m3.name, "e3m3:bias=3:ieee");
+  // Max 0b0'110'111 = 1.875 * 2^3, eps 2^-3, smallest subnormal 2^(1 - 3 - 3);
+  // of 128 codes, exponent 111 holds +-inf and 2 * 7 NaNs.
+  EXPECT_EQ(e3m3.info.max, 15.0);
+  EXPECT_EQ(e3m3.info.eps, 0.125);
+  EXPECT_EQ(e3m3.info.smallest_subnormal, 0.03125);
+  EXPECT_EQ(e3m3.info.finite_codes, 128u - 2 * 7 - 2);
   // Bias 20 puts every value below 2^-13 and bias -5 every normal above 64:
   // no 1.0, so no spacing at 1.0 (the code "1.0" would name would give -0.99998 and -273).
   for (const char* no_one : {"e3m4:bias=20", "e3m4:bias=-5"}) {
@@ -155,12 +159,12 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
   }
   lx::RunRequest r;
   r.experiment = "underflow";
-  r.dtypes = {"e3m4"};
+  r.dtypes = {"e3m3"};
   try {
     lx::prepare(r);
     ADD_FAILURE() << "accepted";
   } catch (const lx::UsageError& err) {
-    EXPECT_NE(std::string(err.what()).find("run --dtypes: e3m4:bias=3:ieee is a declared format"), std::string::npos)
+    EXPECT_NE(std::string(err.what()).find("run --dtypes: e3m3:bias=3:ieee is a declared format"), std::string::npos)
         << err.what();
   }
 }
@@ -319,7 +323,8 @@ TEST(Npy, Float32CFloat64FortranFloat16BigEndian) {
 TEST(Npy, MlDtypesFilesReadWithTheirFormat) {
   const std::string dir = std::string(LPLAB_TEST_DATA_DIR) + "/ml_dtypes/";
   for (const char* name : {"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
-                           "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"}) {
+                           "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "float8_e3m4",
+                           "float8_e4m3", "float8_e4m3b11fnuz"}) {
     const lx::FormatEntry& f = lx::resolve_format(name);
     const auto raw = lx::read_npy(dir + name + ".npy", std::size_t{1} << 31, &f);
     const auto ref = lx::read_npy(dir + name + ".f64.npy");

@@ -181,8 +181,8 @@ struct BlockBuffers {
 };
 
 template <class T, Op op, Round r>
-void check_row(std::uint32_t a, std::uint32_t b0, std::uint32_t stride, Mismatches& bad,
-               BlockBuffers& buf) {
+[[gnu::flatten]] void check_row(std::uint32_t a, std::uint32_t b0, std::uint32_t stride, Mismatches& bad,
+                                BlockBuffers& buf) {
   const double* v = values<T>().data();
   const oracle::Format16& f = Subject<T>::format;
   const T x = T::from_bits(a);

@@ -17,6 +17,7 @@
 
 #include "lplab/formats.h"
 #include "support/reference.h"
+#include "support/typed.h"
 
 namespace lplab {
 namespace {
@@ -114,10 +115,7 @@ std::vector<std::string> strings_for(std::mt19937_64& rng) {
 
 template <class T>
 class DecimalTest : public ::testing::Test {};
-using Formats = ::testing::Types<float32, float16, bfloat16, float8_e4m3fn, float8_e5m2,
-                                 float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn,
-                                 float6_e3m2fn, float4_e2m1fn>;
-TYPED_TEST_SUITE(DecimalTest, Formats);
+TYPED_TEST_SUITE(DecimalTest, testing::AllFormats, testing::FormatNames);
 
 // Every deterministic mode and both overflow policies on every string; the
 // stochastic decision (32 fraction bits, which the reference holds exactly

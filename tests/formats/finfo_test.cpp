@@ -33,6 +33,9 @@ template <> Expected expected<float8_e8m0fnu>() { return {8, 1.0, 0.5, 1.7014118
 template <> Expected expected<float6_e2m3fn>() { return {6, 0.125, 0.125, 7.5, -7.5, 1.0, 0.125, 1.0, -3, -3, 3, 2, 2, 3, 0, 0, 1}; }
 template <> Expected expected<float6_e3m2fn>() { return {6, 0.25, 0.125, 28, -28, 0.25, 0.0625, 1.0, -2, -3, 2, 3, 3, 5, -2, 0, 1}; }
 template <> Expected expected<float4_e2m1fn>() { return {4, 0.5, 0.5, 6, -6, 1.0, 0.5, 1.0, -1, -1, 1, 2, 2, 3, 0, 0, 1}; }
+template <> Expected expected<float8_e3m4>() { return {8, 0.0625, 0.03125, 15.5, -15.5, 0.25, 0.015625, 0.09375, -4, -5, 4, 3, 3, 4, -2, 1, 0.1}; }
+template <> Expected expected<float8_e4m3>() { return {8, 0.125, 0.0625, 240, -240, 0.015625, 0.001953125, 0.1015625, -3, -4, 3, 4, 4, 8, -6, 1, 1}; }
+template <> Expected expected<float8_e4m3b11fnuz>() { return {8, 0.125, 0.0625, 30, -30, 0.0009765625, 0.0001220703125, 0.1015625, -3, -4, 3, 4, 4, 5, -10, 1, 1}; }
 // clang-format on
 
 template <class T>

@@ -37,6 +37,17 @@ static_assert(float6_e3m2fn(28.0f).bits() == 0x1F);     // 0b0'111'11 = 1.75 * 2
 static_assert(float4_e2m1fn(6.0f).bits() == 0x7);       // 0b0'11'1 = 1.5 * 2^2
 static_assert(float4_e2m1fn(-5.0f).bits() == 0xE);      // tie 4|6 -> 4 (even), negative
 static_assert(float4_e2m1fn(0.25f).bits() == 0x0);      // tie 0|0.5 -> 0
+// ml_dtypes' E3M4, E4M3 and E4M3B11FNUZ (ml_dtypes README, "Specifications").
+static_assert(float8_e3m4(15.5f).bits() == 0x6F);       // 0b0'110'1111 = 1.9375 * 2^3
+static_assert(float8_e3m4(15.75f).bits() == 0x70);      // tie above max, odd significand: inf
+static_assert(float8_e3m4(0.015625f).bits() == 0x01);   // 2^-6, the smallest subnormal
+static_assert(float8_e4m3(240.0f).bits() == 0x77);      // 0b0'1110'111 = 1.875 * 2^7
+static_assert(float8_e4m3(248.0f).bits() == 0x78);      // tie above max: inf, unlike E4M3FN's 256 = 0x78
+static_assert(float8_e4m3fn(256.0f).bits() == 0x78);
+static_assert(float8_e4m3b11fnuz(30.0f).bits() == 0x7F);  // 0b0'1111'111 = 1.875 * 2^(15 - 11)
+static_assert(float8_e4m3b11fnuz(32.0f).bits() == 0x80);  // past max: the single NaN
+static_assert(float8_e4m3b11fnuz(-0.0f).bits() == 0x00);  // no negative zero
+static_assert(float8_e4m3b11fnuz(0x1p-13f).bits() == 0x01);  // 2^(1 - 11 - 3)
 static_assert(static_cast<float>(float8_e4m3fn::from_bits(0x01)) == 0.001953125f);  // 2^-9
 static_assert(static_cast<double>(float8_e5m2::from_bits(0x7C)) == std::numeric_limits<double>::infinity());
 

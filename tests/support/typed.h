@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <type_traits>
 
 #include "lplab/formats.h"
 
@@ -16,15 +17,32 @@ struct FormatNames {
   }
 };
 
-using AllFormats = ::testing::Types<float32, float16, bfloat16, float8_e4m3fn, float8_e5m2,
-                                    float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
-                                    float6_e2m3fn, float6_e3m2fn, float4_e2m1fn>;
-using SmallFormats = ::testing::Types<float16, bfloat16, float8_e4m3fn, float8_e5m2,
-                                      float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
-                                      float6_e2m3fn, float6_e3m2fn, float4_e2m1fn>;
-using ByteFormats = ::testing::Types<float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
-                                     float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn,
-                                     float6_e3m2fn, float4_e2m1fn>;
+// The catalog's formats (lplab::all_formats) as gtest type lists: all of
+// them, those of up to 16 bits, and those stored in one byte.
+namespace typed_lists {
+template <class List, template <class> class Keep, class... Kept>
+struct filter;
+template <template <class> class Keep, class... Kept>
+struct filter<FormatList<>, Keep, Kept...> {
+  using type = ::testing::Types<Kept...>;
+};
+template <class T, class... Rest, template <class> class Keep, class... Kept>
+struct filter<FormatList<T, Rest...>, Keep, Kept...> {
+  using type = std::conditional_t<Keep<T>::value,
+                                  typename filter<FormatList<Rest...>, Keep, Kept..., T>::type,
+                                  typename filter<FormatList<Rest...>, Keep, Kept...>::type>;
+};
+template <class T>
+struct any_format : std::true_type {};
+template <class T>
+struct small_format : std::bool_constant<(finfo<T>::bits <= 16)> {};
+template <class T>
+struct byte_format : std::bool_constant<sizeof(typename T::storage_type) == 1> {};
+}  // namespace typed_lists
+
+using AllFormats = typed_lists::filter<all_formats, typed_lists::any_format>::type;
+using SmallFormats = typed_lists::filter<all_formats, typed_lists::small_format>::type;
+using ByteFormats = typed_lists::filter<all_formats, typed_lists::byte_format>::type;
 
 template <class T>
 constexpr std::uint64_t code_count() {

@@ -1,8 +1,7 @@
 // lplab formats: bit-exact software low-precision floating-point types.
 //
-//   lplab::float32, float16, bfloat16, float8_e4m3fn, float8_e5m2,
-//   float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn,
-//   float6_e3m2fn, float4_e2m1fn -- and any lplab::Float<Descriptor{...}>.
+//   lplab::float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, ... -- the
+//   catalog (lplab/formats/catalog.h) -- and any lplab::Float<Descriptor{...}>.
 //
 //   T::from_bits(code), t.bits(), static_cast<float>(t), static_cast<double>(t)
 //   lplab::convert<T>(x, Round, Overflow[, Flags*, random_bits])

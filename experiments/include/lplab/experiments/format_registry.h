@@ -70,7 +70,10 @@ struct FormatEntry {
 // for the compiled twin (tests/formats check every compiled format).
 FinfoRecord finfo_record(const DeclaredFormat& f);
 
+// The catalog's formats (lplab/formats/catalog.h), in its order.
 std::span<const FormatEntry> formats();
+// Their names.
+std::vector<std::string> format_names();
 // The entry called `name` (also accepted: fp16, half, bf16, fp32, e4m3, ...).
 const FormatEntry* find_format(std::string_view name);
 // The members of a group name, empty for any other name. Groups: fp8 and
@@ -109,19 +112,13 @@ namespace lplab::experiments {
 template <class F>
 decltype(auto) visit_format(const FormatEntry& e, F&& f) {
   if (e.declared != nullptr) throw std::logic_error("visit_format: " + std::string(e.name) + " is not compiled");
-  switch (&e - formats().data()) {
-    case 0: return f(std::type_identity<float32>{});
-    case 1: return f(std::type_identity<float16>{});
-    case 2: return f(std::type_identity<bfloat16>{});
-    case 3: return f(std::type_identity<float8_e4m3fn>{});
-    case 4: return f(std::type_identity<float8_e5m2>{});
-    case 5: return f(std::type_identity<float8_e4m3fnuz>{});
-    case 6: return f(std::type_identity<float8_e5m2fnuz>{});
-    case 7: return f(std::type_identity<float8_e8m0fnu>{});
-    case 8: return f(std::type_identity<float6_e2m3fn>{});
-    case 9: return f(std::type_identity<float6_e3m2fn>{});
-    default: return f(std::type_identity<float4_e2m1fn>{});
-  }
+  // formats() lists the catalog in its order (format_registry.cpp).
+  std::size_t i = static_cast<std::size_t>(&e - formats().data());
+#define LPLAB_VISIT(type, names, description) \
+  if (i-- == 0) return f(std::type_identity<type>{});
+  LPLAB_FORMAT_CATALOG(LPLAB_VISIT)
+#undef LPLAB_VISIT
+  throw std::logic_error("visit_format: " + std::string(e.name) + " is not in formats()");
 }
 
 }  // namespace lplab::experiments

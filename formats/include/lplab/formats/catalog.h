@@ -1,9 +1,16 @@
-// The formats lplab provides, with the names PyTorch and ml_dtypes use. Each is
-// one descriptor; a new format is declared the same way, e.g.
-//   using float8_e3m4 = lplab::Float<lplab::Descriptor{
-//       .name = "float8_e3m4", .exponent_bits = 3, .mantissa_bits = 4, .bias = 3,
+// The formats lplab provides, with the names PyTorch and ml_dtypes use, and
+// the catalog that lists them: each format is one descriptor below plus one
+// line of LPLAB_FORMAT_CATALOG. Everything else that enumerates formats -- the
+// kernels' ids and dispatch tables (and the build's per-format translation
+// units, which CMake reads from this macro), the tool's registry and names,
+// the typed tests -- is generated from that line. A format of one's own needs
+// neither, e.g.
+//   using my_e3m3 = lplab::Float<lplab::Descriptor{
+//       .name = "my_e3m3", .exponent_bits = 3, .mantissa_bits = 3, .bias = 3,
 //       .encoding = lplab::Encoding::fn}>;
 #pragma once
+
+#include <cstddef>
 
 #include "lplab/formats/value.h"
 
@@ -55,11 +62,53 @@ using float6_e3m2fn = Float<Descriptor{.name = "float6_e3m2fn", .exponent_bits =
 using float4_e2m1fn = Float<Descriptor{.name = "float4_e2m1fn", .exponent_bits = 2,
                                        .mantissa_bits = 1, .bias = 1, .encoding = Encoding::none}>;
 
-// Every provided format, for code that iterates over them (tests, the tool).
+// ml_dtypes' three further 8-bit formats (ml_dtypes README, "Specifications").
+// E3M4: IEEE-like (infinity 0b0'111'0000, NaNs above it), bias 3,
+// max 0b0'110'1111 = 1.9375 * 2^3 = 15.5.
+using float8_e3m4 = Float<Descriptor{.name = "float8_e3m4", .exponent_bits = 3,
+                                     .mantissa_bits = 4, .bias = 3, .encoding = Encoding::ieee}>;
+// E4M3 as IEEE would define it (infinity 0b0'1111'000), unlike OFP8's E4M3FN:
+// max 0b0'1110'111 = 1.875 * 2^7 = 240.
+using float8_e4m3 = Float<Descriptor{.name = "float8_e4m3", .exponent_bits = 4,
+                                     .mantissa_bits = 3, .bias = 7, .encoding = Encoding::ieee}>;
+// Graphcore's E4M3 with bias 11, fnuz: no -0, NaN = 0x80,
+// max 0b0'1111'111 = 1.875 * 2^(15 - 11) = 30, smallest 2^(1 - 11 - 3) = 2^-13.
+using float8_e4m3b11fnuz = Float<Descriptor{.name = "float8_e4m3b11fnuz", .exponent_bits = 4,
+                                            .mantissa_bits = 3, .bias = 11,
+                                            .encoding = Encoding::fnuz}>;
+
+// The catalog, in the order every listing shows: X(type, short names, one-line
+// description). The short names (space separated) are the PyTorch, ml_dtypes
+// and layout spellings the tool also accepts; a layout not listed here
+// ("e3m4", "e4m3:ieee") still finds its format by the descriptor. "e4m3" is
+// OFP8's E4M3FN, as in PyTorch's float8_e4m3fn; IEEE-style E4M3 is "e4m3:ieee".
+#define LPLAB_FORMAT_CATALOG(X)                                                                  \
+  X(float32, "fp32 float", "IEEE 754 binary32")                                                  \
+  X(float16, "fp16 half", "IEEE 754 binary16")                                                   \
+  X(bfloat16, "bf16", "bfloat16: binary32's exponent, 7 mantissa bits")                          \
+  X(float8_e4m3fn, "e4m3 e4m3fn", "OCP OFP8 E4M3: no inf, NaN = S.1111.111")                     \
+  X(float8_e5m2, "e5m2", "OCP OFP8 E5M2: IEEE-style")                                            \
+  X(float8_e4m3fnuz, "e4m3fnuz", "E4M3, bias 8, no -0, NaN = 0x80 (Graphcore/AMD)")               \
+  X(float8_e5m2fnuz, "e5m2fnuz", "E5M2, bias 16, no -0, NaN = 0x80 (Graphcore/AMD)")              \
+  X(float8_e8m0fnu, "e8m0", "OCP MX E8M0 scale: unsigned powers of two, NaN = 0xFF")             \
+  X(float6_e2m3fn, "e2m3", "OCP MX FP6 E2M3: no inf, no NaN")                                    \
+  X(float6_e3m2fn, "e3m2", "OCP MX FP6 E3M2: no inf, no NaN")                                    \
+  X(float4_e2m1fn, "e2m1 fp4 float4", "OCP MX FP4 E2M1: no inf, no NaN")                         \
+  X(float8_e3m4, "e3m4", "ml_dtypes E3M4: IEEE-style, bias 3, max 15.5")                         \
+  X(float8_e4m3, "", "ml_dtypes E4M3: IEEE-style (inf, NaNs), bias 7, max 240")                  \
+  X(float8_e4m3b11fnuz, "e4m3b11fnuz", "E4M3, bias 11, no -0, NaN = 0x80 (Graphcore)")
+
+// Every provided format, in catalog order, for code that iterates over them.
 template <class... T>
-struct FormatList {};
-using all_formats = FormatList<float32, float16, bfloat16, float8_e4m3fn, float8_e5m2,
-                               float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn,
-                               float6_e3m2fn, float4_e2m1fn>;
+struct FormatList {
+  static constexpr std::size_t size = sizeof...(T);
+};
+#define LPLAB_CATALOG_TYPE(type, names, description) , type
+namespace detail {
+template <class Ignored, class... T>
+using format_list_tail = FormatList<T...>;
+}  // namespace detail
+using all_formats = detail::format_list_tail<void LPLAB_FORMAT_CATALOG(LPLAB_CATALOG_TYPE)>;
+#undef LPLAB_CATALOG_TYPE
 
 }  // namespace lplab

@@ -74,40 +74,24 @@ struct ConvertOptions {
 
 namespace detail {
 
-// The formats the compiled kernels know, in catalog order; float is float32.
+// The formats the compiled kernels know: the catalog, in its order (float is
+// float32).
 enum class FormatId : int {
   none = -1,
-  float32,
-  float16,
-  bfloat16,
-  float8_e4m3fn,
-  float8_e5m2,
-  float8_e4m3fnuz,
-  float8_e5m2fnuz,
-  float8_e8m0fnu,
-  float6_e2m3fn,
-  float6_e3m2fn,
-  float4_e2m1fn,
+#define LPLAB_KERNELS_FORMAT_ID(type, names, description) type,
+  LPLAB_FORMAT_CATALOG(LPLAB_KERNELS_FORMAT_ID)
+#undef LPLAB_KERNELS_FORMAT_ID
 };
+inline constexpr std::size_t format_count = lplab::all_formats::size;
 
 template <class T>
 inline constexpr FormatId format_id = FormatId::none;
 template <>
 inline constexpr FormatId format_id<float> = FormatId::float32;
-#define LPLAB_KERNELS_FORMAT_ID(name) \
-  template <>                         \
-  inline constexpr FormatId format_id<lplab::name> = FormatId::name;
-LPLAB_KERNELS_FORMAT_ID(float32)
-LPLAB_KERNELS_FORMAT_ID(float16)
-LPLAB_KERNELS_FORMAT_ID(bfloat16)
-LPLAB_KERNELS_FORMAT_ID(float8_e4m3fn)
-LPLAB_KERNELS_FORMAT_ID(float8_e5m2)
-LPLAB_KERNELS_FORMAT_ID(float8_e4m3fnuz)
-LPLAB_KERNELS_FORMAT_ID(float8_e5m2fnuz)
-LPLAB_KERNELS_FORMAT_ID(float8_e8m0fnu)
-LPLAB_KERNELS_FORMAT_ID(float6_e2m3fn)
-LPLAB_KERNELS_FORMAT_ID(float6_e3m2fn)
-LPLAB_KERNELS_FORMAT_ID(float4_e2m1fn)
+#define LPLAB_KERNELS_FORMAT_ID(type, names, description) \
+  template <>                                             \
+  inline constexpr FormatId format_id<lplab::type> = FormatId::type;
+LPLAB_FORMAT_CATALOG(LPLAB_KERNELS_FORMAT_ID)
 #undef LPLAB_KERNELS_FORMAT_ID
 
 // The compiled entry point (library lplab_kernels): codes in, codes out, one
