@@ -65,20 +65,6 @@ Overflow parse_overflow(std::string_view s) {
   throw UsageError(fmt::format("unknown overflow policy '{}' (ieee, saturate)", s));
 }
 
-const char* round_name(Round r) {
-  switch (r) {
-    case Round::nearest_even: return "nearest_even";
-    case Round::nearest_away: return "nearest_away";
-    case Round::toward_zero: return "toward_zero";
-    case Round::upward: return "upward";
-    case Round::downward: return "downward";
-    case Round::stochastic: return "stochastic";
-  }
-  return "?";
-}
-
-const char* overflow_name(Overflow o) { return o == Overflow::ieee ? "ieee" : "saturate"; }
-
 std::string flags_text(Flags f) {
   std::string s;
   auto add = [&](bool on, const char* name) {

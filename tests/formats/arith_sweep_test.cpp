@@ -85,7 +85,6 @@ const std::vector<double>& values() {
 }
 
 // The names lplab's tool reads and prints (nearest_even, ..., downward).
-const char* mode_name(Round r) { return experiments::round_name(r); }
 
 constexpr std::array<Round, 5> kAllModes = {Round::nearest_even, Round::nearest_away,
                                             Round::toward_zero, Round::upward, Round::downward};
@@ -123,7 +122,7 @@ class Mismatches {
         op == Op::sqrt ? text("a=0x%04x (%.9g)", a, va)
                        : text("a=0x%04x (%.9g) b=0x%04x (%.9g)", a, va, b, vb);
     std::snprintf(line, sizeof line, "%s %s %s: %s -> lplab 0x%04x (%.9g), oracle %.9g (%a)%s\n",
-                  format, oracle::op_name(op), mode_name(r), operands.c_str(), got, vgot, want,
+                  format, oracle::op_name(op), round_name(r), operands.c_str(), got, vgot, want,
                   want, why);
     std::lock_guard lock(m_);
     shown_ += line;
@@ -375,13 +374,13 @@ TEST(ArithOracle, hand_cases) {
     for (std::size_t m = 0; m < kAllModes.size(); ++m) {
       const double got = oracle::expected(*c.format, c.op, kAllModes[m], c.a, c.b);
       EXPECT_TRUE(same_value(got, c.want[m]))
-          << c.format->name << ' ' << oracle::op_name(c.op) << ' ' << mode_name(kAllModes[m]) << ' '
+          << c.format->name << ' ' << oracle::op_name(c.op) << ' ' << round_name(kAllModes[m]) << ' '
           << c.a << ", " << c.b << ": oracle " << got << ", by hand " << c.want[m];
       if (c.op == Op::sqrt) continue;
       double ro = 0, block = 0;
       oracle::expected_block(*c.format, c.op, kAllModes[m], c.a, &c.b, &ro, &block, 1);
       EXPECT_TRUE(same_value(block, c.want[m]))
-          << c.format->name << ' ' << oracle::op_name(c.op) << ' ' << mode_name(kAllModes[m]) << ' '
+          << c.format->name << ' ' << oracle::op_name(c.op) << ' ' << round_name(kAllModes[m]) << ' '
           << c.a << ", " << c.b << ": block oracle " << block << ", by hand " << c.want[m];
     }
   }
@@ -450,7 +449,7 @@ TEST(ArithOracle, residual_sticky_equals_fenv_flags) {
           for (std::size_t i = 0; i < n; ++i) {
             const double scalar = oracle::expected(f, op, r, v[a], vb[i]);
             if (!same_value(block_want[i], scalar))
-              note(name, op, mode_name(r), a, bs[i], block_want[i], "scalar", scalar);
+              note(name, op, round_name(r), a, bs[i], block_want[i], "scalar", scalar);
           }
         }
       }

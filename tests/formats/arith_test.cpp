@@ -52,7 +52,7 @@ bool mismatch(const Reference& ref, ExactArith& ex, Op op, std::uint64_t ca, std
       if (why != nullptr && why->empty()) {
         std::ostringstream s;
         s << op_name(op) << "(" << x.value << ", " << y.value << ", " << z.value << ") "
-          << round_name(r) << (o == Overflow::ieee ? "/ieee" : "/saturate") << ": lplab "
+          << round_name(r) << "/" << overflow_name(o) << ": lplab "
           << static_cast<double>(got) << " flags " << int(f.bits) << ", reference "
           << (want.nan ? "nan" : std::to_string(want.value)) << " flags " << int(want.flags);
         *why = s.str();

@@ -252,7 +252,7 @@ TYPED_TEST(ConversionSweep, cuda_reference_and_every_simd_target) {
         Flags f;
         const T got = convert<T>(x, r, o, &f, random);
         const Expect want = ref.round(Real{std::isnan(x), std::isnan(x) ? 0.0 : x, false}, r, o, random);
-        ADD_FAILURE() << round_name(r) << "/" << (o == Overflow::ieee ? "ieee" : "saturate") << ": "
+        ADD_FAILURE() << round_name(r) << "/" << overflow_name(o) << ": "
                       << vb << " value and " << fb << " flag-only mismatches with the reference; first x="
                       << hex(xb) << " (" << x << "): lplab " << hex(got.bits()) << " flags "
                       << int(f.bits) << ", reference " << (want.nan ? "nan" : exact(want.value))

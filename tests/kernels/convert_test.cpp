@@ -29,18 +29,6 @@ constexpr Round kRounds[] = {Round::nearest_even, Round::nearest_away, Round::to
                              Round::upward, Round::downward, Round::stochastic};
 constexpr Overflow kOverflows[] = {Overflow::ieee, Overflow::saturate};
 
-const char* round_name(Round r) {
-  switch (r) {
-    case Round::nearest_even: return "nearest_even";
-    case Round::nearest_away: return "nearest_away";
-    case Round::toward_zero: return "toward_zero";
-    case Round::upward: return "upward";
-    case Round::downward: return "downward";
-    case Round::stochastic: return "stochastic";
-  }
-  return "?";
-}
-
 std::string hex(std::uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -113,7 +101,7 @@ TYPED_TEST(BulkConvert, float_to_format_every_policy_with_flags) {
       EXPECT_GT(ref_counts.inexact, 0u);
       EXPECT_GT(ref_counts.underflow + ref_counts.invalid, 0u);
       for_each_target([&](const std::string& target) {
-        const std::string what = target + " " + round_name(r) + (o == Overflow::ieee ? " ieee" : " saturate");
+        const std::string what = target + " " + round_name(r) + " " + overflow_name(o);
         std::vector<T> out(in.size());
         kernels::convert(std::span(in), std::span(out), r, o, 42);
         expect_same(in, ref, out, what);

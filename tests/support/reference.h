@@ -244,18 +244,6 @@ class Reference {
   double max_ = 0, tiny_ = 0, min_value_ = 0;
 };
 
-inline const char* round_name(Round r) {
-  switch (r) {
-    case Round::nearest_even: return "rne";
-    case Round::nearest_away: return "rna";
-    case Round::toward_zero: return "rz";
-    case Round::upward: return "ru";
-    case Round::downward: return "rd";
-    case Round::stochastic: return "sr";
-  }
-  return "?";
-}
-
 inline constexpr Round kAllRounds[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero,
                                        Round::upward, Round::downward, Round::stochastic};
 inline constexpr Overflow kAllOverflows[] = {Overflow::ieee, Overflow::saturate};

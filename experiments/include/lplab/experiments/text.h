@@ -42,9 +42,10 @@ std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, in
 
 Round parse_round(std::string_view s);
 Overflow parse_overflow(std::string_view s);
-// The names parse_round and parse_overflow read (nearest_even, ..., ieee, saturate).
-const char* round_name(Round r);
-const char* overflow_name(Overflow o);
+// parse_round and parse_overflow read the names of lplab::round_name and
+// lplab::overflow_name (formats/policy.h).
+using lplab::overflow_name;
+using lplab::round_name;
 std::string flags_text(Flags f);
 
 }  // namespace lplab::experiments

@@ -38,6 +38,22 @@ enum class Overflow : std::uint8_t {
   saturate,
 };
 
+// The policies' names, as the tool, specs and test messages spell them.
+LPLAB_HD constexpr const char* round_name(Round r) noexcept {
+  switch (r) {
+    case Round::nearest_even: return "nearest_even";
+    case Round::nearest_away: return "nearest_away";
+    case Round::toward_zero: return "toward_zero";
+    case Round::upward: return "upward";
+    case Round::downward: return "downward";
+    case Round::stochastic: return "stochastic";
+  }
+  return "?";
+}
+LPLAB_HD constexpr const char* overflow_name(Overflow o) noexcept {
+  return o == Overflow::ieee ? "ieee" : "saturate";
+}
+
 // Exception flags, sticky like IEEE 754-2019 section 7 status flags but held
 // by the caller instead of global state.
 enum class Flag : std::uint8_t {
