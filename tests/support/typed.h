@@ -20,17 +20,19 @@ struct FormatNames {
 // The catalog's formats (lplab::all_formats) as gtest type lists: all of
 // them, those of up to 16 bits, and those stored in one byte.
 namespace typed_lists {
-template <class List, template <class> class Keep, class... Kept>
+// filter<List, Keep>::type: the members T of List with Keep<T>::value, in
+// order, as ::testing::Types -- one fold, linear in the list's length.
+template <class... T>
+struct Pack {};
+template <class... A, class... B>
+Pack<A..., B...> operator+(Pack<A...>, Pack<B...>);
+template <class... T>
+::testing::Types<T...> as_types(Pack<T...>);
+template <class List, template <class> class Keep>
 struct filter;
-template <template <class> class Keep, class... Kept>
-struct filter<FormatList<>, Keep, Kept...> {
-  using type = ::testing::Types<Kept...>;
-};
-template <class T, class... Rest, template <class> class Keep, class... Kept>
-struct filter<FormatList<T, Rest...>, Keep, Kept...> {
-  using type = std::conditional_t<Keep<T>::value,
-                                  typename filter<FormatList<Rest...>, Keep, Kept..., T>::type,
-                                  typename filter<FormatList<Rest...>, Keep, Kept...>::type>;
+template <class... T, template <class> class Keep>
+struct filter<FormatList<T...>, Keep> {
+  using type = decltype(as_types((Pack<>{} + ... + std::conditional_t<Keep<T>::value, Pack<T>, Pack<>>{})));
 };
 template <class T>
 struct any_format : std::true_type {};
