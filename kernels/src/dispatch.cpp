@@ -32,8 +32,6 @@ namespace lplab::kernels {
   void decode_##type(const DecodeArgs& a);
 LPLAB_FORMAT_CATALOG(LPLAB_DECLARE)
 #undef LPLAB_DECLARE
-void encode_float32(const EncodeArgs&) { throw std::logic_error("lplab::kernels: float32 has no kernel"); }
-void decode_float32(const DecodeArgs&) { throw std::logic_error("lplab::kernels: float32 has no kernel"); }
 
 namespace {
 
@@ -50,20 +48,16 @@ struct Kernels {
   std::size_t code_bytes;
 };
 
-// The kernels of one format; float32 is float itself (no kernel: its entry
-// holds none, and its encode_/decode_ names, defined below, are never called).
-template <class T>
-constexpr Kernels kernels_entry(EncodeFn encode, DecodeFn decode) {
-  if constexpr (std::is_same_v<T, lplab::float32>)
-    return {nullptr, nullptr, 4};
-  else
-    return {encode, decode, sizeof(T)};
-}
-
-// Indexed by FormatId.
+// Indexed by FormatId. float32 is float itself: no kernel (its encode_/decode_,
+// declared above, are named only in the discarded branch, so never defined).
 constexpr std::array<Kernels, detail::format_count> kKernels = {{
-#define LPLAB_ENTRY(type, names, description) \
-  kernels_entry<lplab::type>(&encode_##type, &decode_##type),
+#define LPLAB_ENTRY(type, names, description)                                \
+  [] {                                                                        \
+    if constexpr (std::is_same_v<lplab::type, lplab::float32>)                \
+      return Kernels{nullptr, nullptr, 4};                                    \
+    else                                                                      \
+      return Kernels{&encode_##type, &decode_##type, sizeof(lplab::type)};    \
+  }(),
     LPLAB_FORMAT_CATALOG(LPLAB_ENTRY)
 #undef LPLAB_ENTRY
 }};
