@@ -244,7 +244,7 @@ double rate(const std::string& name) {
 
 void summary() {
   std::printf("\nCPU: %s; SIMD target: %s; fp32 GEMM copy: %s\n", lplab::kernels::cpu_model().c_str(),
-              lplab::kernels::current_simd_target().name.c_str(), lplab::kernels::detail::gemm_f32_isa());
+              lplab::kernels::current_simd_target().name.c_str(), lplab::kernels::gemm_f32_isa());
   const double peak = rate("peak/fma fp32");
   const double eigen_ = rate("eigen-native/fp32/2048");
   std::printf("FMA peak of one core: %.1f GFLOP/s; Eigen (native) fp32 GEMM 2048^3: %.1f GFLOP/s (%.0f%% of peak)\n\n",

@@ -124,7 +124,7 @@ GoldenFile kernels_suite() {
       {"fp16", {.accumulator = Accumulator::fp16}},
       {"bf16", {.accumulator = Accumulator::bf16}},
       {"tensor_core", {.accumulator = Accumulator::tensor_core}},
-      {"tensor_core(promote_every=128)", {.accumulator = Accumulator::tensor_core, .promote_every = 128}},
+      {"tensor_core(promote_every=128)", {.accumulator = kernels::accumulators::tensor_core.promoted_every(128)}},
       {"bf16_dot2", {.accumulator = Accumulator::bf16_dot2}},
       {"fp64(scale_a=2^-3,toward_zero)",
        {.accumulator = Accumulator::fp64, .scale_a = 0.125f, .round = Round::toward_zero}},

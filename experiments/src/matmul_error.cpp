@@ -32,23 +32,28 @@
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
-#include "matmul_operands.h"
+#include "sampling.h"
 
 namespace lplab::experiments {
 namespace {
 
 namespace k = lplab::kernels;
 
-// One accumulator configuration of the sweep.
+// One accumulator configuration of the sweep: the tensor core is Hopper's
+// wgmma for the input format (kernels::accumulators::tensor_core).
 struct AccumulatorCase {
-  k::Accumulator accumulator;
+  k::AccumulatorModel model;
   bool promote;  // tensor_core only: promotion every `promote_every` products
 };
 
 constexpr AccumulatorCase kCases[] = {
-    {k::Accumulator::fp32, false},        {k::Accumulator::fp16, false},       {k::Accumulator::bf16, false},
-    {k::Accumulator::tensor_core, false}, {k::Accumulator::tensor_core, true},
+    {k::accumulators::fp32, false},        {k::accumulators::fp16, false},       {k::accumulators::bf16, false},
+    {k::accumulators::tensor_core, false}, {k::accumulators::tensor_core, true},
 };
+
+k::AccumulatorModel case_model(const AccumulatorCase& c, int promote_every) {
+  return c.promote ? c.model.promoted_every(promote_every) : c.model;
+}
 constexpr std::size_t kCaseCount = std::size(kCases);
 
 struct ErrorSummary {
@@ -84,9 +89,6 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
   const auto seed = static_cast<std::uint64_t>(p.integer("seed"));
   const int promote_every = static_cast<int>(p.integer("promote_every"));
   const std::vector<double> ks = p.numbers("ks");
-  // H100 wgmma keeps 13 fraction bits after alignment for FP8 (and narrower)
-  // operands and 25 for BF16/FP16 (MMA-Sim; matmul.h).
-  const int fraction_bits = finfo<T>::bits <= 8 ? 13 : 25;
 
   for (std::size_t ki = 0; ki < ks.size(); ++ki) {
     const auto kk = static_cast<std::size_t>(ks[ki]);
@@ -98,21 +100,20 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
     // The operands: the same samples for every format (streams 2k and 2k+1).
     std::vector<T> qa(m * kk), qb(kk * n);
     for (std::size_t i = 0; i < qa.size(); ++i) {
-      const double g = gaussian(seed, 2 * kk, i);
+      const double g = sampling::gaussian(seed, 2 * kk, i);
       qa[i] = lplab::convert<T>(positive ? std::abs(g) : g, Round::nearest_even, Overflow::ieee);
     }
     for (std::size_t i = 0; i < qb.size(); ++i) {
-      const double g = gaussian(seed, 2 * kk + 1, i);
+      const double g = sampling::gaussian(seed, 2 * kk + 1, i);
       qb[i] = lplab::convert<T>(positive ? std::abs(g) : g, Round::nearest_even, Overflow::ieee);
     }
     // The reference: the exact sum (fp64 accumulator) before any output
     // rounding, and sum |a b| for the normalised error.
-    const std::vector<float> fa = k::detail::decode_operand(qa.data(), qa.size());
-    const std::vector<float> fb = k::detail::decode_operand(qb.data(), qb.size());
-    const k::detail::MatmulProblem problem{
-        m, n, kk, fa.data(), fb.data(), k::detail::operand_range<T>(), k::detail::operand_range<T>()};
+    const std::vector<float> fa = k::decode_operand(qa.data(), qa.size());
+    const std::vector<float> fb = k::decode_operand(qb.data(), qb.size());
+    const k::MatmulProblem problem{m, n, kk, fa.data(), fb.data(), k::operand_range<T>(), k::operand_range<T>()};
     std::vector<double> ref(m * n);
-    k::detail::matmul_accumulate(problem, k::MatmulOptions{.accumulator = k::Accumulator::fp64}, ref.data());
+    k::matmul_sums(problem, ref.data(), k::MatmulOptions{.accumulator = k::accumulators::fp64});
     std::vector<double> abs_sum(m * n, 0.0);
     for (std::size_t i = 0; i < m; ++i)
       for (std::size_t t = 0; t < kk; ++t) {
@@ -124,16 +125,14 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
       const std::uint64_t grid = first + a;
       if (!ctx.shard.owns(grid)) continue;
       const AccumulatorCase& acc = kCases[a];
+      const k::AccumulatorModel model = case_model(acc, promote_every);
       std::vector<float> c(m * n);
-      k::matmul(m, n, kk, qa.data(), qb.data(), c.data(),
-                k::MatmulOptions{.accumulator = acc.accumulator,
-                                 .tc_fraction_bits = fraction_bits,
-                                 .promote_every = acc.promote ? promote_every : 0,
-                                 .threads = ctx.threads});
+      k::matmul(m, n, kk, qa.data(), qb.data(), c.data(), k::MatmulOptions{.accumulator = model, .threads = ctx.threads});
       const ErrorSummary s = summarise(c, ref, abs_sum);
-      const bool tc = acc.accumulator == k::Accumulator::tensor_core;
+      const bool tc = model.kind == k::Accumulator::tensor_core;
+      const int fraction_bits = k::resolve_accumulator(model, problem.ra, problem.rb).fraction_bits;
       table.add(grid, {std::string(positive ? "half_normal" : "normal"), std::string(ctx.dtypes[dtype_index]->name),
-                       std::string(k::accumulator_name(acc.accumulator)), std::int64_t{acc.promote ? promote_every : 0},
+                       std::string(k::accumulator_name(model.kind)), std::int64_t{model.promote_every},
                        tc ? Cell{std::int64_t{fraction_bits}} : Cell{}, static_cast<std::int64_t>(kk), s.mean, s.max,
                        s.norm, s.vs_abs});
       ctx.progress.step();
@@ -147,11 +146,18 @@ std::vector<Table> run(const Context& ctx) {
   const std::int64_t promote_every = p.integer("promote_every");
   for (double kv : ks)
     if (kv != std::floor(kv)) throw UsageError("matmul_error: ks must be whole numbers (got " + shortest(kv) + ")");
-  // Hopper's wgmma consumes k in blocks of 32 products for 8-bit operands
-  // and 16 for 16-bit ones; a promotion interval must hold whole blocks.
-  if (promote_every % 32 != 0)
-    throw UsageError("matmul_error: promote_every must be a multiple of 32 (the tensor core's FP8 block), got " +
-                     std::to_string(promote_every));
+  // Each case's model for each input format, by the kernels' own check (a
+  // promotion interval holds whole blocks: 32 products for 8-bit inputs, 16
+  // for 16-bit ones).
+  for (const AccumulatorCase& c : kCases)
+    for (const FormatEntry* f : ctx.dtypes) {
+      const k::OperandRange r =
+          visit_format(*f, [](auto type) { return k::operand_range<typename decltype(type)::type>(); });
+      if (const std::string e = k::accumulator_problem(case_model(c, static_cast<int>(promote_every)), r, r, 24,
+                                                       Round::nearest_even);
+          !e.empty())
+        throw UsageError("matmul_error: " + e + " (input " + std::string(f->name) + ")");
+    }
   // The operands are kept as the format and decoded to float, about 8
   // bytes per element; refuse sizes that would take more than 4 GiB.
   const auto m = static_cast<double>(p.integer("m")), n = static_cast<double>(p.integer("n"));

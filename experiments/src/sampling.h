@@ -14,19 +14,19 @@
 #include <span>
 #include <vector>
 
+#include "lplab/kernels/random.h"
+
 namespace lplab::experiments::sampling {
 
-// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
-// generators", OOPSLA 2014): a Weyl sequence through a 64-bit bijection.
+// SplitMix64 (kernels/random.h): a Weyl sequence through a 64-bit bijection.
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) : state_(seed) {}
 
   std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15u);  // 2^64 / golden ratio
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
+    const std::uint64_t out = kernels::splitmix64(state_);
+    state_ += 0x9E3779B97F4A7C15u;  // the Weyl step splitmix64 adds
+    return out;
   }
 
   // Uniform on (0, 1): the top 53 bits plus half a step, so that 0 (whose
@@ -74,6 +74,22 @@ inline std::vector<double> uniform(std::size_t n, double low, double high, std::
 // double sample in a framework's fp32 tensor does).
 inline std::vector<float> to_float(std::span<const double> x) {
   return std::vector<float>(x.begin(), x.end());
+}
+
+// A standard normal sample for index i of the stream `stream`: Box-Muller on
+// two 53-bit uniforms from splitmix64. Counter-based, so a value depends on
+// (seed, stream, i) only, not on the order of a sweep. The matmul_error
+// experiment and `lplab regress` matmul checks draw A from stream 2k and B
+// from stream 2k + 1 (a check with the experiment's seed and k draws its very
+// operands); the training experiment draws its weights and batches.
+inline double gaussian(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
+  const std::uint64_t key = kernels::splitmix64(seed ^ kernels::splitmix64(stream));
+  const std::uint64_t r1 = kernels::splitmix64(key + 2 * i);
+  const std::uint64_t r2 = kernels::splitmix64(key + 2 * i + 1);
+  // u1 in (0, 1]: (r >> 11) + 1 over 2^53, so log(u1) is finite.
+  const double u1 = (static_cast<double>(r1 >> 11) + 1.0) * 0x1p-53;
+  const double u2 = static_cast<double>(r2 >> 11) * 0x1p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
 }  // namespace lplab::experiments::sampling

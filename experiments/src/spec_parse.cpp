@@ -377,12 +377,35 @@ void parse_operand(const Reader& r, const YAML::Node& node, SpecPlace at, std::s
   if (file.path.empty()) r.fail(at, fmt::format("{}: missing field 'path' (the operand's .npy file)", field));
 }
 
+// A matmul's tensor-core parameters: the spec's key, the model's field
+// (tc_fraction_bits: fraction_bits' name before accumulation models).
+struct ModelParam {
+  std::string_view key;
+  const char* name;
+  int kernels::AccumulatorModel::*field;
+};
+constexpr ModelParam kModelParams[] = {
+    {"promote_every", "promote_every", &kernels::AccumulatorModel::promote_every},
+    {"fraction_bits", "fraction_bits", &kernels::AccumulatorModel::fraction_bits},
+    {"tc_fraction_bits", "fraction_bits", &kernels::AccumulatorModel::fraction_bits},
+    {"block", "block", &kernels::AccumulatorModel::block},
+    {"result_bits", "result_bits", &kernels::AccumulatorModel::result_bits},
+};
+
 MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) {
   MatmulCheck c;
   const auto entries = r.entries(node, at, "matmul",
                                  {"a", "b", "output", "accumulator", "m", "n", "k", "seed", "distribution",
-                                  "promote_every", "tc_fraction_bits", "round"});
+                                  "promote_every", "fraction_bits", "tc_fraction_bits", "block", "result_bits",
+                                  "round"});
   bool has_a = false, has_b = false, has_acc = false;
+  kernels::AccumulatorModel model;
+  struct SetParam {
+    const ModelParam* param;
+    int value;
+    SpecPlace place;
+  };
+  std::vector<SetParam> params;
   for (const auto& [key, e] : entries) {
     const SpecPlace vp = r.place(e.value, e.key_place);
     if (key == "a" || key == "b") {
@@ -392,15 +415,13 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
       c.output = r.format(e.value, vp, key);
     } else if (key == "accumulator") {
       const std::string s = r.text(e.value, vp, key);
-      using kernels::Accumulator;
-      constexpr Accumulator all[] = {Accumulator::fp64, Accumulator::fp32,        Accumulator::fp16,
-                                     Accumulator::bf16, Accumulator::tensor_core, Accumulator::bf16_dot2};
-      std::vector<std::string_view> names;
-      for (Accumulator a : all) names.push_back(kernels::accumulator_name(a));
-      const auto it = std::find(names.begin(), names.end(), s);
-      if (it == names.end())
+      const kernels::AccumulatorPreset* preset = kernels::find_accumulator_preset(s);
+      if (preset == nullptr) {
+        std::vector<std::string_view> names;
+        for (const kernels::AccumulatorPreset& a : kernels::accumulator_presets()) names.push_back(a.name);
         r.fail(vp, fmt::format("accumulator: unknown '{}'{}; known: {}", shown(s), suggestion(s, names), join(names)));
-      c.accumulator = all[it - names.begin()];
+      }
+      model = preset->model;
       has_acc = true;
     } else if (key == "m" || key == "n" || key == "k") {
       const std::uint64_t v = r.whole(e.value, vp, key, 1, static_cast<std::uint64_t>(kMaxElements));
@@ -409,13 +430,10 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
       c.seed = r.whole(e.value, vp, key, 0, UINT64_MAX);
     } else if (key == "distribution") {
       c.distribution = parse_distribution(r, e.value, vp, {"normal", "half_normal"});
-    } else if (key == "promote_every") {
-      c.promote_every = static_cast<int>(r.whole(e.value, vp, key, 0, 1 << 20));
-      if (c.promote_every % 32 != 0)
-        r.fail(vp, "promote_every: must be a multiple of 32 (the tensor core's FP8 block), or 0 for none");
-    } else if (key == "tc_fraction_bits") {
-      // The kernel's range (kernels/src/matmul.cpp, check_matmul).
-      c.tc_fraction_bits = static_cast<int>(r.whole(e.value, vp, key, 1, 48));
+    } else if (const auto param = std::ranges::find(kModelParams, key, &ModelParam::key);
+               param != std::end(kModelParams)) {
+      // The preset's value is replaced below (the accumulator may come later).
+      params.push_back({param, static_cast<int>(r.whole(e.value, vp, key, 0, 1 << 30)), e.key_place});
     } else {
       c.round = r.policy(e.value, vp, key, parse_round);
     }
@@ -425,6 +443,16 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
   if (a_file && !has_b) r.fail(at, "matmul: missing field 'b' (A is a file: B's format or its .npy file)");
   if (!a_file && !b_file && c.k == 0) r.fail(at, "matmul: missing field 'k' (the inner dimension)");
   if (!has_acc) r.fail(at, "matmul: missing field 'accumulator'");
+  // The preset with the spec's parameters, checked by the kernels' own rule
+  // (the checks that need the operands run when the plan knows them).
+  for (const SetParam& p : params) model.*(p.param->field) = p.value;
+  if (const std::string e = kernels::accumulator_problem(model); !e.empty()) {
+    SpecPlace where = at;
+    for (const SetParam& p : params)
+      if (e.find(p.param->name) != std::string::npos) where = p.place;
+    r.fail(where, "matmul: " + e);
+  }
+  c.accumulator = model;
   // A size the files' shapes give, or a generator's field without a drawn
   // operand, would be ignored: refused instead.
   for (const auto& [key, e] : entries) {
@@ -434,11 +462,6 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
                                       key == "m" || (key == "k" && a_file) ? "a" : "b"));
     if ((key == "seed" || key == "distribution") && a_file && b_file)
       r.fail(e.key_place, fmt::format("matmul: '{}' applies to a drawn operand; a and b are both files", key));
-    // The tensor-core model's parameters with another accumulator would be
-    // ignored too.
-    if ((key == "promote_every" || key == "tc_fraction_bits") && c.accumulator != kernels::Accumulator::tensor_core)
-      r.fail(e.key_place, fmt::format("matmul: '{}' applies to the tensor_core accumulator only, not {}", key,
-                                      kernels::accumulator_name(c.accumulator)));
   }
   if ((!a_file || !b_file) && !node["seed"]) r.fail(at, "matmul: missing field 'seed' (of the drawn operands)");
   if (!has_b) c.b = c.a;
@@ -446,9 +469,6 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
   // With a file, the sizes are checked when its header is read (run_spec).
   if (!a_file && !b_file) if (const std::string e = matmul_size_error(c.m, c.n, c.k); !e.empty()) r.fail(at, e);
   r.require(matmul_bytes(c.m, c.n, c.k), at, "matmul");
-  if (c.round == Round::stochastic && c.accumulator == kernels::Accumulator::fp64 && c.output->info.bits > 21)
-    r.fail(at, "matmul: stochastic rounding of the fp64 accumulator's sum into a format wider than 21 bits is "
-               "not supported (the sum is kept to 53 bits)");
   return c;
 }
 

@@ -18,7 +18,6 @@
 #include "lplab/experiments/text.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
-#include "matmul_operands.h"
 #include "sampling.h"
 #include "scaled.h"
 #include "spec_limits.h"
@@ -169,35 +168,24 @@ struct MatmulPlan {
   std::uint64_t m = 0, n = 0, k = 0;
 };
 
-// The kernel's options for a matmul check: H100 wgmma keeps 13 fraction
-// bits after alignment for FP8 (and narrower) operands, 25 for 16-bit ones
-// (MMA-Sim; kernels/matmul.h), unless the check names its own.
-k::MatmulOptions matmul_options(const MatmulCheck& c, const MatmulPlan& p) {
-  const int widest = std::max(p.a->info.bits, p.b->info.bits);
-  return {.accumulator = c.accumulator,
-          .tc_fraction_bits = c.tc_fraction_bits != 0 ? c.tc_fraction_bits : widest <= 8 ? 13 : 25,
-          .promote_every = c.promote_every,
-          .round = c.round,
-          .seed = c.seed,
-          .threads = 0};
+// The kernel's options for a matmul check.
+k::MatmulOptions matmul_options(const MatmulCheck& c) {
+  return {.accumulator = c.accumulator, .round = c.round, .seed = c.seed, .threads = 0};
 }
 
-// The kernel's own validation of a matmul check (e.g. bf16_dot2 takes only
-// operands exact in bf16), in step 1. check_matmul reads no element, so any
-// non-null pointers stand in for the operands.
+k::OperandRange operand_range(const FormatEntry& f) {
+  return visit_format(f, [](auto type) { return k::operand_range<typename decltype(type)::type>(); });
+}
+
+// The kernels' own check of a matmul check's accumulator for its operands
+// (e.g. bf16_dot2 takes only operands exact in bf16), in step 1.
 void validate_matmul(const MatmulCheck& c, const MatmulPlan& p) {
-  const k::MatmulOptions options = matmul_options(c, p);
-  const char dummy = 0;
-  auto range = [](const FormatEntry& f) {
-    return visit_format(f, [](auto type) { return k::detail::operand_range<typename decltype(type)::type>(); });
-  };
   const int precision =
-      visit_format(*c.output, [](auto type) { return k::detail::precision<typename decltype(type)::type>(); });
-  try {
-    k::detail::check_matmul(p.m, p.n, p.k, &dummy, &dummy, &dummy, options, range(*p.a), range(*p.b), precision);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+      visit_format(*c.output, [](auto type) { return k::output_precision<typename decltype(type)::type>(); });
+  if (const std::string e = k::accumulator_problem(c.accumulator, operand_range(*p.a), operand_range(*p.b),
+                                                   precision, c.round);
+      !e.empty())
+    throw UsageError("matmul: " + e);
 }
 
 // An operand file's format: the one the check names, else the file's own
@@ -296,12 +284,12 @@ std::vector<float> operand(const std::vector<double>& values, std::size_t& chang
     const double back = static_cast<double>(q[i]);
     changed += !(back == values[i] || (std::isnan(back) && std::isnan(values[i])));
   }
-  return k::detail::decode_operand(q.data(), q.size());
+  return k::decode_operand(q.data(), q.size());
 }
 
 struct Operand {
   std::vector<float> values;
-  k::detail::OperandRange range;
+  k::OperandRange range;
   std::string what;  // a file: its name, shape and how many values rounding changed; empty when drawn
 };
 
@@ -314,14 +302,14 @@ Operand matmul_operand(const FormatEntry& f, const InputSource& file, Inputs& in
   if (loaded == nullptr) {
     drawn.resize(count);
     for (std::size_t i = 0; i < count; ++i) {
-      const double g = gaussian(seed, stream, i);
+      const double g = sampling::gaussian(seed, stream, i);
       drawn[i] = positive ? std::abs(g) : g;
     }
   }
   return visit_format(f, [&](auto type) {
     using T = typename decltype(type)::type;
     std::size_t changed = 0;
-    Operand o{operand<T>(loaded != nullptr ? loaded->values : drawn, changed), k::detail::operand_range<T>(), {}};
+    Operand o{operand<T>(loaded != nullptr ? loaded->values : drawn, changed), k::operand_range<T>(), {}};
     if (loaded != nullptr)
       o.what = fmt::format("{} ({} changed by rounding into {})", loaded->what, changed, f.name);
     return o;
@@ -334,24 +322,22 @@ ComparedArrays run_matmul(const MatmulCheck& c, const MatmulPlan& p, Inputs& inp
   // The streams of matmul_error: A from 2k, B from 2k + 1.
   const Operand a = matmul_operand(*p.a, c.a_file, inputs, m * kk, c.seed, 2 * p.k, positive);
   const Operand b = matmul_operand(*p.b, c.b_file, inputs, kk * n, c.seed, 2 * p.k + 1, positive);
-  const k::detail::MatmulProblem problem{m, n, kk, a.values.data(), b.values.data(), a.range, b.range};
-  const k::MatmulOptions options = matmul_options(c, p);
+  const k::MatmulProblem problem{m, n, kk, a.values.data(), b.values.data(), a.range, b.range};
+  const k::MatmulOptions options = matmul_options(c);
   ComparedArrays s;
   s.expected.resize(m * n);
-  k::detail::matmul_accumulate(problem, k::MatmulOptions{.accumulator = k::Accumulator::fp64, .threads = 0},
-                               s.expected.data());
+  k::matmul_sums(problem, s.expected.data(), k::MatmulOptions{.accumulator = k::accumulators::fp64, .threads = 0});
   s.actual = visit_format(*c.output, [&](auto type) {
     using T = typename decltype(type)::type;
     std::vector<T> out(m * n);
-    k::detail::matmul_decoded(problem, out.data(), options);
+    k::matmul(problem, out.data(), options);
     std::vector<double> v(out.size());
     for (std::size_t i = 0; i < out.size(); ++i) v[i] = static_cast<double>(out[i]);
     return v;
   });
   const bool drawn = c.a_file.path.empty() || c.b_file.path.empty();
-  context = fmt::format("{} x {} -> {}, {}{}, m={}, n={}, k={}{}{}{}", p.a->name, p.b->name, c.output->name,
-                        k::accumulator_name(c.accumulator),
-                        c.promote_every > 0 ? fmt::format(" promoted every {}", c.promote_every) : "", m, n, kk,
+  context = fmt::format("{} x {} -> {}, {}, m={}, n={}, k={}{}{}{}", p.a->name, p.b->name, c.output->name,
+                        k::accumulator_label(k::resolve_accumulator(c.accumulator, a.range, b.range)), m, n, kk,
                         drawn ? fmt::format(", seed {}", c.seed) : "", a.what.empty() ? "" : ", a: " + a.what,
                         b.what.empty() ? "" : ", b: " + b.what);
   return s;

@@ -22,6 +22,7 @@
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
 #include "lplab/kernels/scaling.h"
+#include "sampling.h"
 
 namespace lplab::experiments {
 namespace {
@@ -39,17 +40,7 @@ Recipe recipe_named(const std::string& s) {
   throw UsageError("training: unknown recipe '" + s + "'");
 }
 
-// A standard normal sample, counter-based (Box-Muller on splitmix64), so that
-// a value depends only on (seed, stream, i), not on the C++ library's
-// std::normal_distribution, which the standard leaves unspecified.
-double gaussian(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
-  const std::uint64_t key = k::detail::splitmix64(seed ^ k::detail::splitmix64(stream));
-  const std::uint64_t r1 = k::detail::splitmix64(key + 2 * i);
-  const std::uint64_t r2 = k::detail::splitmix64(key + 2 * i + 1);
-  const double u1 = (static_cast<double>(r1 >> 11) + 1.0) * 0x1p-53;  // (0, 1]: log(u1) is finite
-  const double u2 = static_cast<double>(r2 >> 11) * 0x1p-53;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-}
+using sampling::gaussian;
 
 // Streams of the generator: the two weights, then one batch per step.
 constexpr std::uint64_t kStreamW1 = 1, kStreamW2 = 2, kStreamBatch = 16;

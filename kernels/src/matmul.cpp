@@ -20,18 +20,6 @@
 
 namespace lplab::kernels {
 
-const char* accumulator_name(Accumulator a) {
-  switch (a) {
-    case Accumulator::fp64: return "fp64";
-    case Accumulator::fp32: return "fp32";
-    case Accumulator::fp16: return "fp16";
-    case Accumulator::bf16: return "bf16";
-    case Accumulator::tensor_core: return "tensor_core";
-    case Accumulator::bf16_dot2: return "bf16_dot2";
-  }
-  return "?";
-}
-
 namespace detail {
 
 // gemm_f32.cpp, compiled once per x86 level (kernels/CMakeLists.txt).
@@ -225,34 +213,10 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
     fail("unknown rounding " + std::to_string(static_cast<int>(o.round)));
   if (o.overflow != Overflow::ieee && o.overflow != Overflow::saturate)
     fail("unknown overflow policy " + std::to_string(static_cast<int>(o.overflow)));
-  switch (o.accumulator) {
-    case Accumulator::fp64:
-    case Accumulator::fp32:
-    case Accumulator::fp16:
-    case Accumulator::bf16:
-    case Accumulator::tensor_core:
-    case Accumulator::bf16_dot2: break;
-    default: fail("unknown accumulator " + std::to_string(static_cast<int>(o.accumulator)));
-  }
-  if (o.accumulator == Accumulator::bf16_dot2 && !(ra.bf16_exact && rb.bf16_exact))
-    fail("the bf16_dot2 accumulator takes operands exact in bf16: bf16 or a plain (unscaled) format of 8 bits or fewer");
-  if (o.accumulator == Accumulator::fp64 && o.round == Round::stochastic && output_precision > 21)
-    fail("stochastic rounding of the fp64 sum into a " + std::to_string(output_precision) +
-         "-bit output needs more than the 53 bits it keeps; use an output of at most 21 bits");
-  if (o.accumulator == Accumulator::tensor_core) {
-    if (o.tc_fraction_bits < 1 || o.tc_fraction_bits > 48)
-      fail("tc_fraction_bits " + std::to_string(o.tc_fraction_bits) + " is outside [1, 48]");
-    if (o.tc_block < 0 || o.tc_block > 4096)
-      fail("tc_block " + std::to_string(o.tc_block) + " is outside [0, 4096]");
-    if (o.promote_every < 0) fail("promote_every " + std::to_string(o.promote_every) + " is negative");
-    const int block = tensor_core_block(o, ra, rb);
-    if (o.promote_every % block != 0)
-      fail("promote_every " + std::to_string(o.promote_every) + " is not a multiple of the " +
-           std::to_string(block) + "-product tensor-core block");
-  }
+  if (const std::string e = accumulator_problem(o.accumulator, ra, rb, output_precision, o.round); !e.empty())
+    fail(e);
 }
 
-const char* gemm_f32_isa() { return pick_gemm().isa(); }
 
 void matmul_fp32(const MatmulProblem& p, const MatmulOptions& o, float* out) {
   const Gemm gemm = pick_gemm();
@@ -263,9 +227,28 @@ void matmul_fp32(const MatmulProblem& p, const MatmulOptions& o, float* out) {
 
 void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out);
 
+}  // namespace detail
+
+const char* gemm_f32_isa() { return detail::pick_gemm().isa(); }
+
+void matmul_sums(const MatmulProblem& p, double* sums, const MatmulOptions& options) {
+  // No output rounding: every output precision is fine (0).
+  detail::check_matmul(p.m, p.n, p.k, p.a, p.b, sums, options, p.ra, p.rb, 0);
+  if (p.m == 0 || p.n == 0) return;
+  if (options.accumulator.kind == Accumulator::fp32) {
+    std::vector<float> f(p.m * p.n);
+    detail::matmul_fp32(p, options, f.data());
+    std::copy(f.begin(), f.end(), sums);
+    return;
+  }
+  detail::matmul_accumulate(p, options, sums);
+}
+
+namespace detail {
+
 void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* out) {
   // These prepare B once (in double, padded) and split the rows themselves.
-  switch (o.accumulator) {
+  switch (o.accumulator.kind) {
     case Accumulator::fp16:
       return narrow_accumulate(narrow_format<float16>(), p.m, p.n, p.k, p.a, p.b, out, o.threads);
     case Accumulator::bf16:
@@ -278,7 +261,7 @@ void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* o
 }
 
 void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out) {
-  switch (o.accumulator) {
+  switch (o.accumulator.kind) {
     case Accumulator::fp64:
       if (p.ra.fixed && p.rb.fixed && p.ra.magnitude_bits + p.rb.magnitude_bits + bit_width(p.k) <= 126)
         accumulate_fixed(p, out);

@@ -10,14 +10,15 @@
 //      exponents; the product is not renormalised), with e(x) = floor(log2|x|)
 //      and a subnormal counted at its format's smallest normal exponent; e(C)
 //      for the block's input C (fp32: at least -126); a zero term (a zero
-//      product, or C = +0 as in the first block) counts as -133. E is the
-//      largest. (MMA-Sim 2.1.1 for sm_90: zero exponent -133, fp32 output.)
+//      product, or C = +0 as in the first block) counts as the model's
+//      zero_exponent (-133: MMA-Sim 2.1.1 for sm_90, fp32 output). E is the
+//      largest.
 //   2. Every term, C included, is truncated toward zero to a multiple of
-//      2^(E - F) (F = tc_fraction_bits).
+//      2^(E - F) (F = the model's fraction_bits).
 //   3. The truncated terms are summed exactly.
 //   4. The sum is normalised and truncated toward zero to R significant bits
-//      (R = min(F + 1, 24) for 8-bit inputs: 14, "E8M13", for Hopper FP8; 24,
-//      fp32's, otherwise), its exponent clamped at fp32's -126 (subnormal results are
+//      (R = result_bits: 14, "E8M13", for Hopper FP8; 24, fp32's, for
+//      BF16/FP16), its exponent clamped at fp32's -126 (subnormal results are
 //      kept, on the grid 2^(-126 - R + 1)). A zero sum is +0, a magnitude of
 //      2^128 or more an infinity. The last block's output is the result: there
 //      is no final rounding to nearest.
@@ -42,7 +43,6 @@ int alignment_exponent(double x, int emin) {
   return e < emin ? emin : e;
 }
 
-constexpr int kZeroExponent = kTensorCoreZeroExponent;
 constexpr int kFp32Emin = -126;
 
 // x truncated toward zero to a multiple of 2^q, as an integer count of 2^q.
@@ -68,23 +68,10 @@ double normalise_truncated(std::int64_t units, int q, int bits) {
 
 }  // namespace
 
-int tensor_core_block(const MatmulOptions& o, const OperandRange& ra, const OperandRange& rb) {
-  if (o.tc_block > 0) return o.tc_block;
-  return ra.storage_bits <= 8 && rb.storage_bits <= 8 ? 32 : 16;
-}
-
 // (The options were checked by check_matmul.)
 TensorCoreModel tensor_core_model(const MatmulProblem& p, const MatmulOptions& o) {
-  const bool narrow = p.ra.storage_bits <= 8 && p.rb.storage_bits <= 8;
-  TensorCoreModel m{};
-  m.block = tensor_core_block(o, p.ra, p.rb);
-  m.fraction_bits = o.tc_fraction_bits;
-  // The output is an fp32 register: never more than 24 bits.
-  m.result_bits = narrow ? std::min(o.tc_fraction_bits + 1, 24) : 24;
-  m.promote_every = o.promote_every;
-  m.emin_a = p.ra.emin;
-  m.emin_b = p.rb.emin;
-  return m;
+  const AccumulatorModel r = resolve_accumulator(o.accumulator, p.ra, p.rb);
+  return {r.block, r.fraction_bits, r.result_bits, r.zero_exponent, r.promote_every, p.ra.emin, p.rb.emin};
 }
 
 double tensor_core_dot(const TensorCoreModel& model, const float* a, const float* b,
@@ -110,12 +97,12 @@ double tensor_core_dot(const TensorCoreModel& model, const float* a, const float
       c = std::isnan(special) ? std::numeric_limits<double>::quiet_NaN() : special;
     } else {
       // Step 1: the largest alignment exponent.
-      int E = c != 0 ? alignment_exponent(c, kFp32Emin) : kZeroExponent;
+      int E = c != 0 ? alignment_exponent(c, kFp32Emin) : model.zero_exponent;
       bool all_zero = c == 0;
       for (std::size_t t = start; t < end; ++t) {
         const float x = a[t], y = b[t * ldb];
         if (x == 0 || y == 0) {
-          E = std::max(E, kZeroExponent);
+          E = std::max(E, model.zero_exponent);
           continue;
         }
         all_zero = false;

@@ -10,22 +10,18 @@ namespace lplab::kernels::detail {
 struct TensorCoreModel {
   int block;             // products per instruction block
   int fraction_bits;     // F: bits kept below the largest alignment exponent
-  int result_bits;       // significant bits of a block's output (min(F + 1, 24) for 8-bit inputs, 24 otherwise)
+  int result_bits;       // significant bits of a block's output
+  int zero_exponent;     // a zero term's alignment exponent
   int promote_every;     // products per promotion into the fp32 accumulator (0: never)
   int emin_a, emin_b;    // the operand formats' smallest normal exponents
 };
 
 TensorCoreModel tensor_core_model(const MatmulProblem& p, const MatmulOptions& o);
-// Products per block: tc_block, else 32 for operands of 8 bits or fewer, else 16.
-int tensor_core_block(const MatmulOptions& o, const OperandRange& ra, const OperandRange& rb);
 
 // One output: the dot product of a[0..k) and b[0..k) (b with stride `ldb`)
 // under the model.
 double tensor_core_dot(const TensorCoreModel& model, const float* a, const float* b,
                        std::size_t ldb, std::size_t k);
-
-// A zero term's alignment exponent (MMA-Sim, sm_90, fp32 output).
-inline constexpr int kTensorCoreZeroExponent = -133;
 
 // The SIMD model (tensor_core_simd.cpp); false where it does not apply
 // (blocks of more than 32, F > 44, no double lanes): the caller then runs the

@@ -4,8 +4,9 @@
 // bit on every target). Per row of A and per block of products, for a vector
 // of columns:
 //   1. E = the largest alignment exponent: e(a) + e(b) for a nonzero product
-//      (operand exponents precomputed, subnormals at the format's emin), -133
-//      for a zero product, e(C) (at least -126) or -133 for C = 0;
+//      (operand exponents precomputed, subnormals at the format's emin), the
+//      model's zero_exponent (below -126) for a zero product, e(C) (at least
+//      -126) or zero_exponent for C = 0;
 //   2-3. every term times 2^(F - E), truncated toward zero (Trunc), summed in
 //      double: each |term| < 2^(F + 2), a block has at most 33 terms
 //      (blocks of more than 32 products, or F > 44, take the scalar model), so
@@ -50,7 +51,7 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
   const int F = model.fraction_bits, R = model.result_bits;
   const std::size_t block = static_cast<std::size_t>(model.block);
   const auto zero = hn::Zero(d);
-  const auto zero_exp = hn::Set(di, kTensorCoreZeroExponent);
+  const auto zero_exp = hn::Set(di, model.zero_exponent);
   const auto fp32_emin = hn::Set(di, -126);
   const auto exp_mask = hn::Set(di, 0x7ff);
   const auto bias = hn::Set(di, 1023);
@@ -77,8 +78,8 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
       const std::size_t end = std::min(k, start + block);
       for (std::size_t j = 0; j < ldb; j += N) {
         const auto vc = hn::LoadU(d, c + j);
-        // Step 1. A zero C counts -133; a nonzero C at least -126, which is
-        // above -133, so that zero products (whose operand exponents are
+        // Step 1. A zero C counts zero_exponent; a nonzero C at least -126,
+        // which is above it, so that zero products (whose operand exponents are
         // kNoExponent, far below) never decide E.
         const auto c_zero = hn::Eq(vc, zero);
         auto E = hn::IfThenElse(hn::RebindMask(di, c_zero), zero_exp, hn::Max(exponent_of(vc), fp32_emin));

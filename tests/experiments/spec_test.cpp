@@ -63,7 +63,7 @@ TEST(Spec, parses_every_computation) {
   EXPECT_EQ(mm.a->name, "float8_e4m3fn");
   EXPECT_EQ(mm.b, mm.a);  // b defaults to a
   EXPECT_EQ(mm.output->name, "float32");
-  EXPECT_EQ(mm.accumulator, kernels::Accumulator::tensor_core);
+  EXPECT_EQ(mm.accumulator, kernels::accumulators::tensor_core.promoted_every(128));
   EXPECT_EQ(mm.k, 4096u);
   EXPECT_EQ(mm.m, 16u);
   EXPECT_EQ(s.checks[0].metric.limit, 0x1p-7);
@@ -201,11 +201,14 @@ TEST(Spec, parameters_that_do_not_apply_are_refused) {
   EXPECT_EQ(error_of(mm + "accumulator: fp32, promote_every: 64}\n"),
             "s.yaml:4:58: matmul: 'promote_every' applies to the tensor_core accumulator only, not fp32");
   EXPECT_EQ(error_of(mm + "accumulator: fp16, tc_fraction_bits: 13}\n"),
-            "s.yaml:4:58: matmul: 'tc_fraction_bits' applies to the tensor_core accumulator only, not fp16");
-  // The kernel's range, [1, 48], at parse time.
+            "s.yaml:4:58: matmul: 'fraction_bits' applies to the tensor_core accumulator only, not fp16");
+  // The kernels' one check of a model (kernels::accumulator_problem), at
+  // parse time for what needs no operand.
   EXPECT_EQ(error_of(mm + "accumulator: tensor_core, tc_fraction_bits: 49}\n"),
-            "s.yaml:4:83: tc_fraction_bits: 49 is outside [1, 48]");
+            "s.yaml:4:65: matmul: fraction_bits 49 is outside [0, 48]");
   EXPECT_EQ(error_of(mm + "accumulator: tensor_core, tc_fraction_bits: 48}\n"), "");
+  EXPECT_EQ(error_of(mm + "accumulator: hopper_wgmma_fp8, block: 16, promote_every: 40}\n"),
+            "s.yaml:4:81: matmul: promote_every 40 is not a multiple of the 16-product block");
   const std::string cv = "checks:\n  - name: c\n    max_abs_err: 1\n    convert: {format: bf16, input: ";
   EXPECT_EQ(error_of(cv + "{distribution: uniform, n: 4, seed: 1, sigma: 2}}\n"),
             "s.yaml:4:75: input: 'sigma' does not apply to the uniform distribution");
@@ -689,6 +692,39 @@ TEST(SpecRun, matmul_check_reproduces_the_experiment) {
     ++compared;
   }
   EXPECT_EQ(compared, 2);
+}
+
+// Accumulators by preset name, each checked by the kernels' rule for its
+// operands -- the rules a spec once restated and that had drifted from the
+// kernel's: a promotion interval is a multiple of the block of *these*
+// operands (16 for bf16, where the spec demanded 32), and stochastic output of
+// the fp64 sum is limited by the output's significant bits, not its width.
+TEST(SpecRun, accumulators_are_presets_checked_by_the_kernels_rule) {
+  auto outcome = [](const std::string& matmul) {
+    try {
+      const Spec s = parse_spec("checks:\n  - name: m\n    matmul: {" + matmul + "}\n    max_rel_err: 1\n", "s.yaml");
+      const std::vector<CheckResult> r = run_spec(s);
+      return std::string(r.at(0).passed ? "passed: " : "failed: ") + r.at(0).context;
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(outcome("a: bf16, accumulator: tensor_core, k: 96, seed: 1, promote_every: 48").substr(0, 76),
+            "passed: bfloat16 x bfloat16 -> float32, hopper_wgmma_bf16 promoted every 48,");
+  EXPECT_EQ(outcome("a: e4m3, accumulator: tensor_core, k: 96, seed: 1, promote_every: 48"),
+            "s.yaml:2:5: check 'm': matmul: promote_every 48 is not a multiple of the 32-product tensor-core block "
+            "of 8-bit operands");
+  EXPECT_EQ(outcome("a: e4m3, accumulator: deepseek_v3_fp8, k: 256, seed: 1").substr(0, 61),
+            "passed: float8_e4m3fn x float8_e4m3fn -> float32, deepseek_v3");
+  EXPECT_EQ(outcome("a: e4m3, accumulator: vdpbf16ps, k: 64, seed: 1").substr(0, 60),
+            "passed: float8_e4m3fn x float8_e4m3fn -> float32, bf16_dot2,");
+  EXPECT_EQ(outcome("a: e4m3, output: float32, accumulator: fp64, round: stochastic, k: 64, seed: 1"),
+            "s.yaml:2:5: check 'm': matmul: stochastic rounding of the fp64 sum into a 24-bit output needs more "
+            "than the 53 bits it keeps; use an output of at most 21 significant bits");
+  EXPECT_EQ(outcome("a: e4m3, output: bf16, accumulator: fp64, round: stochastic, k: 64, seed: 1").substr(0, 6),
+            "passed");
+  EXPECT_EQ(outcome("a: e4m3, accumulator: hopper_wgmm_fp8, k: 64, seed: 1").substr(0, 62),
+            "s.yaml:3:36: accumulator: unknown 'hopper_wgmm_fp8' (did you m");
 }
 
 TEST(Junit, well_formed_and_escaped) {

@@ -227,7 +227,7 @@ TEST(Matmul, simd_narrow_accumulators_match_their_scalar_reference) {
   for (auto& x : b) x = std::bit_cast<float>(static_cast<std::uint32_t>(rng()) & 0xbfffffffu);  // |x| < 2, every exponent below
   a[3 * k + 10] = std::numeric_limits<float>::infinity();
   b[20 * n + 4] = std::numeric_limits<float>::quiet_NaN();
-  const detail::MatmulProblem p{m, n, k, a.data(), b.data(), detail::operand_range<float>(), detail::operand_range<float>()};
+  const MatmulProblem p{m, n, k, a.data(), b.data(), operand_range<float>(), operand_range<float>()};
   for (Accumulator acc : {Accumulator::fp16, Accumulator::bf16}) {
     std::vector<double> want(m * n), got(m * n);
     detail::matmul_narrow_reference(p, acc, want.data());
@@ -292,7 +292,7 @@ TEST(Matmul, fp32_gemm_follows_the_simd_target) {
   matmul(m, n, k, a.data(), b.data(), exact.data(), {.accumulator = Accumulator::fp64});
   for (const SimdTarget& t : simd_targets()) {
     ScopedSimdTarget pin(t.id);
-    const std::string isa = detail::gemm_f32_isa();
+    const std::string isa = gemm_f32_isa();
 #if defined(__x86_64__) && LPLAB_TEST_GEMM_LEVELS
     if (t.name.rfind("AVX3", 0) == 0) {
       EXPECT_NE(isa.find("AVX512"), std::string::npos) << isa;
@@ -355,7 +355,7 @@ TEST(Bf16Dot2, emulation_matches_vdpbf16ps) {
   }
   for (auto& x : a)
     if (std::isnan(x) && rng() % 4 != 0) x = 1.0f;  // keep a few NaNs and infinities, not a quarter of them
-  const detail::MatmulProblem p{m, n, k, a.data(), b.data(), detail::operand_range<bfloat16>(), detail::operand_range<bfloat16>()};
+  const MatmulProblem p{m, n, k, a.data(), b.data(), operand_range<bfloat16>(), operand_range<bfloat16>()};
   std::vector<double> emulated(m * n), hardware(m * n);
   detail::matmul_bf16_dot2(p, false, emulated.data());
   try {
@@ -483,12 +483,12 @@ TEST(Matmul, bad_arguments_fail_before_any_work) {
             std::string::npos);
   EXPECT_NE(message([&] {
               matmul(2, 2, 3, a.data(), b.data(), c.data(),
-                     MatmulOptions{.accumulator = Accumulator::tensor_core, .tc_fraction_bits = 0});
-            }).find("tc_fraction_bits 0"),
+                     MatmulOptions{.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, 49, 0, 0}});
+            }).find("fraction_bits 49 is outside [0, 48]"),
             std::string::npos);
   EXPECT_NE(message([&] {
               matmul(2, 2, 3, a.data(), b.data(), c.data(),
-                     MatmulOptions{.accumulator = Accumulator::tensor_core, .promote_every = 100});
+                     MatmulOptions{.accumulator = accumulators::tensor_core.promoted_every(100)});
             }).find("not a multiple of the 16-product"),
             std::string::npos);
   EXPECT_NE(message([&] {
@@ -631,7 +631,7 @@ void check_tensor_core(std::size_t m, std::size_t n, std::size_t k, const std::v
   const int block = narrow ? 32 : 16, R = narrow ? std::min(F + 1, 24) : 24;
   std::vector<float> c(m * n);
   matmul(m, n, k, a.data(), b.data(), c.data(),
-         MatmulOptions{.accumulator = Accumulator::tensor_core, .tc_fraction_bits = F, .promote_every = promote});
+         MatmulOptions{.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, F, 0, promote}});
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < n; ++j) {
       const float want = static_cast<float>(tc_reference_dot(a, b, n, k, i, j, F, block, R, promote));
@@ -665,9 +665,9 @@ TEST(TensorCore, model_matches_the_bit_field_reference) {
 // mixed signs (truncation of negative sums), and infinities and NaN.
 TEST(TensorCore, simd_model_matches_the_scalar_model) {
   const std::size_t m = 4, n = 21, k = 200;
-  auto check = [&](const std::vector<float>& a, const std::vector<float>& b, detail::OperandRange ra,
-                   detail::OperandRange rb, const MatmulOptions& o) {
-    const detail::MatmulProblem p{m, n, k, a.data(), b.data(), ra, rb};
+  auto check = [&](const std::vector<float>& a, const std::vector<float>& b, OperandRange ra,
+                   OperandRange rb, const MatmulOptions& o) {
+    const MatmulProblem p{m, n, k, a.data(), b.data(), ra, rb};
     std::vector<double> want(m * n), got(m * n);
     detail::matmul_tensor_core_reference(p, o, want.data());
     for (const SimdTarget& t : simd_targets()) {
@@ -676,7 +676,7 @@ TEST(TensorCore, simd_model_matches_the_scalar_model) {
       for (std::size_t i = 0; i < m * n; ++i) {
         const bool same_value = std::isnan(want[i]) ? std::isnan(got[i])
                                                     : std::bit_cast<std::uint64_t>(want[i]) == std::bit_cast<std::uint64_t>(got[i]);
-        ASSERT_TRUE(same_value) << t.name << " F=" << o.tc_fraction_bits << " promote " << o.promote_every << " at " << i
+        ASSERT_TRUE(same_value) << t.name << " F=" << o.accumulator.fraction_bits << " promote " << o.accumulator.promote_every << " at " << i
                                 << ": " << got[i] << " vs " << want[i];
       }
     }
@@ -691,22 +691,22 @@ TEST(TensorCore, simd_model_matches_the_scalar_model) {
     auto b = as_floats(random_finite<float8_e5m2>(k * n, 32));
     for (std::size_t i = 0; i < b.size(); i += 7) b[i] = 0.0f;
     for (int promote : {0, 64}) {
-      const MatmulOptions o{.accumulator = Accumulator::tensor_core, .tc_fraction_bits = 13, .promote_every = promote};
-      check(a, b, detail::operand_range<float8_e4m3fn>(), detail::operand_range<float8_e5m2>(), o);
+      const MatmulOptions o{.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, 13, 0, promote}};
+      check(a, b, operand_range<float8_e4m3fn>(), operand_range<float8_e5m2>(), o);
     }
     a[2 * k + 50] = std::numeric_limits<float>::infinity();
     b[100 * n + 3] = -std::numeric_limits<float>::infinity();
     b[10 * n + 9] = std::numeric_limits<float>::quiet_NaN();
-    check(a, b, detail::operand_range<float8_e4m3fn>(), detail::operand_range<float8_e5m2>(),
-          {.accumulator = Accumulator::tensor_core, .tc_fraction_bits = 13, .promote_every = 128});
+    check(a, b, operand_range<float8_e4m3fn>(), operand_range<float8_e5m2>(),
+          {.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, 13, 0, 128}});
   }
   {
     const auto a = as_floats(random_finite<bfloat16>(m * k, 33));
     const auto b = as_floats(random_finite<float16>(k * n, 34));
     for (int f : {13, 25})
       for (int promote : {0, 32})
-        check(a, b, detail::operand_range<bfloat16>(), detail::operand_range<float16>(),
-              {.accumulator = Accumulator::tensor_core, .tc_fraction_bits = f, .promote_every = promote});
+        check(a, b, operand_range<bfloat16>(), operand_range<float16>(),
+              {.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, f, 0, promote}});
   }
 }
 
@@ -714,7 +714,7 @@ TEST(TensorCore, hand_worked_blocks) {
   auto tc = [](const std::vector<float8_e4m3fn>& a, const std::vector<float8_e4m3fn>& b, int F = 13) {
     float c = -1;
     matmul(1, 1, a.size(), a.data(), b.data(), &c,
-           MatmulOptions{.accumulator = Accumulator::tensor_core, .tc_fraction_bits = F});
+           MatmulOptions{.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, F, 0, 0}});
     return c;
   };
   using E = float8_e4m3fn;
@@ -748,9 +748,9 @@ TEST(TensorCore, fp8_accumulation_loss_at_k4096_and_promotion) {
   std::vector<float> chain(m * n), promoted(m * n);
   matmul(m, n, k, a.data(), b.data(), exact.data(), MatmulOptions{.accumulator = Accumulator::fp64});
   matmul(m, n, k, a.data(), b.data(), chain.data(),
-         MatmulOptions{.accumulator = Accumulator::tensor_core, .tc_fraction_bits = 13});
+         MatmulOptions{.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, 13, 0, 0}});
   matmul(m, n, k, a.data(), b.data(), promoted.data(),
-         MatmulOptions{.accumulator = Accumulator::tensor_core, .tc_fraction_bits = 13, .promote_every = 128});
+         MatmulOptions{.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, 13, 0, 128}});
   double worst_chain = 0, best_chain = 1, worst_promoted = 0;
   for (std::size_t i = 0; i < m * n; ++i) {
     const double rc = (exact[i] - chain[i]) / exact[i], rp = std::fabs(exact[i] - promoted[i]) / exact[i];

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "lplab/formats.h"
+#include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/matmul.h"

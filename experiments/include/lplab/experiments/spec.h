@@ -64,11 +64,11 @@ struct MatmulCheck {
   const FormatEntry* b = nullptr;
   InputSource a_file, b_file;  // path empty: drawn
   const FormatEntry* output = nullptr;
-  kernels::Accumulator accumulator = kernels::Accumulator::fp32;
+  // A preset (kernels::accumulator_presets()) with the spec's own
+  // tensor-core parameters; those left 0 take Hopper's for the operands.
+  kernels::AccumulatorModel accumulator = kernels::accumulators::fp32;
   std::uint64_t m = 16, n = 16, k = 0, seed = 0;  // from a file's shape where there is one (k = 0 until then)
   Distribution distribution = Distribution::normal;  // normal or half_normal
-  int promote_every = 0;
-  int tc_fraction_bits = 0;  // 0: 13 for 8-bit (or narrower) operands, 25 for 16-bit (H100 wgmma)
   Round round = Round::nearest_even;
 };
 

@@ -16,61 +16,20 @@
 #include <vector>
 
 #include "lplab/formats.h"
+#include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/random.h"
 #include "lplab/kernels/scaling.h"
 
 namespace lplab::kernels {
 
-enum class Accumulator {
-  // The reference. Where every product is an integer multiple of a common
-  // quantum and the sum fits 126 bits (operands of at most 16 bits with
-  // subnormals: fp16 and every format of 8 bits or fewer except E8M0; fp16 x
-  // fp16 for k < 2^46), the sum is exact: integers in 128-bit arithmetic. Otherwise (float, bf16 or E8M0 operands) products are exact in
-  // double and summed in double in order k = 0, 1, ..., so that
-  // |error| <= gamma_k * sum |a_i b_i| with u = 2^-53. The output is rounded
-  // once (the exact sum is first rounded to odd at 53 bits, which makes the
-  // later rounding to any format of at most 51 bits correct).
-  fp64,
-  // The fast path: the operands decoded to float and Eigen's fp32 GEMM.
-  // Summation order unspecified; |error| <= gamma_k * sum |a_i b_i| with
-  // u = 2^-24 while products and sums stay inside float's range (products of
-  // operands with at most 12 significant bits are exact in float unless they
-  // overflow or underflow it, as bf16 and E8M0 products can).
-  fp32,
-  // Each product exact, each addition rounded to nearest-even into the
-  // accumulator format, in order k = 0, 1, ..., k-1, starting from +0: the
-  // result is bit-reproducible. Overflow gives infinity, as in IEEE.
-  fp16,
-  bf16,
-  // NVIDIA's tensor-core accumulation, as the bit-level model of MMA-Sim
-  // (arXiv 2511.10909) describes Hopper's wgmma: see MatmulOptions and
-  // docs/tensor-core-model.md.
-  tensor_core,
-  // x86's VDPBF16PS (AVX512-BF16) numerics, in a GEMM's order (Intel SDM,
-  // VDPBF16PS): k is taken in pairs (2p, 2p + 1), padded with +0 products
-  // for an odd k; each pair goes into an fp32 accumulator (from +0) by two
-  // fused multiply-adds, the odd element first, each rounded to nearest-even,
-  // with denormal inputs read as zero and denormal results flushed to zero.
-  // The operands must be exact in bf16 (bf16 and every format of 8 bits or
-  // fewer). Where the CPU has AVX512-BF16 the instruction itself runs; else
-  // a scalar emulation — a test checks the two agree bit for bit.
-  bf16_dot2,
-};
-
-const char* accumulator_name(Accumulator a);
-
 struct MatmulOptions {
-  Accumulator accumulator = Accumulator::fp32;
-  int tc_fraction_bits = 13;  // tensor_core: fraction bits kept after alignment (H100 FP8: 13; H100 BF16/FP16: 25)
-  int promote_every = 0;      // tensor_core: products per promotion into fp32 (0: never; DeepSeek-V3: 128)
+  // How the products are summed (accumulator.h): a preset such as
+  // accumulators::hopper_wgmma_fp8, or a kind (Accumulator::fp64, ...).
+  AccumulatorModel accumulator = accumulators::fp32;
   float scale_a = 1.0f, scale_b = 1.0f;
   lplab::Round round = lplab::Round::nearest_even;  // rounding of the output
   lplab::Overflow overflow = lplab::Overflow::ieee;
-  // Added around the fields:
-  // tensor_core: products per instruction block (0: 32 for operands of 8 bits
-  // or fewer, 16 otherwise, as Hopper's wgmma consumes k).
-  int tc_block = 0;
   // Round::stochastic output: element i of C uses stochastic_bits(seed, i).
   // (With the fp64 accumulator the sum is kept to 53 bits, 32 more than a
   // format of at most 21 bits needs, so stochastic output into float is
@@ -81,35 +40,10 @@ struct MatmulOptions {
   unsigned threads = 1;
 };
 
-namespace detail {
-
-// Operand values as integers times a power of two: every finite value of the
-// type is q * 2^quantum_exp with |q| < 2^magnitude_bits. `fixed` is false
-// where that takes too many bits to be useful (float, bf16, E8M0).
-struct OperandRange {
-  bool fixed = false;
-  int quantum_exp = 0;
-  int magnitude_bits = 0;
-  int storage_bits = 32;  // the operand format's width (the tensor-core block size depends on it)
-  int emin = -126;        // the exponent of the smallest normal value
-  bool bf16_exact = false;  // every value is a bf16 value (Accumulator::bf16_dot2)
-};
-
-template <class T>
-constexpr OperandRange operand_range() {
-  if constexpr (std::is_same_v<T, float>) {
-    return {};
-  } else {
-    using F = finfo<T>;
-    // numpy's conventions: 2^minexp is the smallest normal, max < 2^maxexp.
-    const int quantum = F::has_subnormals ? F::minexp - F::nmant : F::minexp;
-    const int bits = F::maxexp - quantum;
-    // bf16: 8 significant bits, exponents -133 (its smallest subnormal) to 127.
-    constexpr bool in_bf16 = F::nmant <= 7 && F::maxexp <= 128 && quantum >= -133;
-    return {bits <= 48, quantum, bits, F::bits, F::minexp, in_bf16};
-  }
-}
-
+// One product on operands already decoded to float (exact: every format's
+// values are floats), with the ranges of the types they came from: the form
+// in which several accumulators run on one pair of operands (matmul_sums and
+// the matmul overload below).
 struct MatmulProblem {
   std::size_t m, n, k;
   const float* a;  // m x k, row-major, exact operand values
@@ -117,17 +51,29 @@ struct MatmulProblem {
   OperandRange ra, rb;
 };
 
+// The instruction sets of the Eigen copy that Accumulator::fp32 runs on this
+// thread now (it follows the kernels' SIMD target, targets.h), e.g.
+// "AVX512, FMA, AVX2, AVX, SSE, SSE2, SSE3, SSSE3, SSE4.1, SSE4.2".
+const char* gemm_f32_isa();
+
+// x[0..n) as floats: exact for every format.
+template <class T>
+std::vector<float> decode_operand(const T* x, std::size_t n) {
+  std::vector<float> out(n);
+  if constexpr (std::is_same_v<T, float>) {
+    std::copy(x, x + n, out.begin());
+  } else {
+    convert(std::span<const T>(x, n), std::span<float>(out));  // exact
+  }
+  return out;
+}
+
+namespace detail {
+
 // Checks sizes, pointers and options; throws std::invalid_argument.
 void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, const void* b,
                   const void* c, const MatmulOptions& options, const OperandRange& ra,
                   const OperandRange& rb, int output_precision);
-
-// Significant bits of the output type.
-template <class T>
-constexpr int precision() {
-  if constexpr (std::is_same_v<T, float>) return 24;
-  else return finfo<T>::nmant + 1;
-}
 
 // The accumulated sums, before the scales and the output rounding: for fp64
 // the exact sum rounded to odd at 53 bits (or the double sum), otherwise the
@@ -142,25 +88,8 @@ void matmul_bf16_dot2(const MatmulProblem& p, bool hardware, double* out);
 void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& options, double* out);
 // Accumulator::fp32: the float sums.
 void matmul_fp32(const MatmulProblem& p, const MatmulOptions& options, float* out);
-// The instruction sets of the Eigen copy that Accumulator::fp32 runs on this
-// thread now (it follows the kernels' SIMD target, targets.h), e.g.
-// "AVX512, FMA, AVX2, AVX, SSE, SSE2, SSE3, SSSE3, SSE4.1, SSE4.2".
-const char* gemm_f32_isa();
 
-template <class T>
-std::vector<float> decode_operand(const T* x, std::size_t n) {
-  std::vector<float> out(n);
-  if constexpr (std::is_same_v<T, float>) {
-    std::copy(x, x + n, out.begin());
-  } else {
-    convert(std::span<const T>(x, n), std::span<float>(out));  // exact
-  }
-  return out;
-}
 
-}  // namespace detail
-
-namespace detail {
 
 // C from the decoded operands of `p`: the accumulation, the scales and the
 // output rounding.
@@ -171,7 +100,7 @@ void matmul_decoded(const MatmulProblem& p, TC* c, const MatmulOptions& options)
   // rounding of the sum, in double.
   const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b);
   std::vector<double> sum;
-  if (options.accumulator == Accumulator::fp32) {
+  if (options.accumulator.kind == Accumulator::fp32) {
     // The float sums go straight into C (float, scale 1) or through the bulk
     // conversion, which rounds element i with stochastic_bits(seed, i) too.
     if constexpr (std::is_same_v<TC, float>) {
@@ -210,15 +139,31 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const TA* a, const TB* 
             const MatmulOptions& options = {}) {
   static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
                 "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
-  detail::check_matmul(m, n, k, a, b, c, options, detail::operand_range<TA>(),
-                       detail::operand_range<TB>(), detail::precision<TC>());
+  detail::check_matmul(m, n, k, a, b, c, options, operand_range<TA>(),
+                       operand_range<TB>(), output_precision<TC>());
   if (m == 0 || n == 0) return;
-  const std::vector<float> fa = detail::decode_operand(a, m * k);
-  const std::vector<float> fb = detail::decode_operand(b, k * n);
-  detail::matmul_decoded({m, n, k, fa.data(), fb.data(), detail::operand_range<TA>(),
-                          detail::operand_range<TB>()},
+  const std::vector<float> fa = decode_operand(a, m * k);
+  const std::vector<float> fb = decode_operand(b, k * n);
+  detail::matmul_decoded({m, n, k, fa.data(), fb.data(), operand_range<TA>(),
+                          operand_range<TB>()},
                          c, options);
 }
+
+// C[m x n] from decoded operands, as matmul() above computes it from theirs.
+template <class TC>
+void matmul(const MatmulProblem& p, TC* c, const MatmulOptions& options = {}) {
+  static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
+                "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
+  detail::check_matmul(p.m, p.n, p.k, p.a, p.b, c, options, p.ra, p.rb, output_precision<TC>());
+  if (p.m == 0 || p.n == 0) return;
+  detail::matmul_decoded(p, c, options);
+}
+
+// The accumulated sums of C[m x n] before the scales and the output rounding:
+// for Accumulator::fp64 the exact sum rounded to odd at 53 bits (or the double
+// sum, where the operands are not fixed-point), otherwise the accumulator's
+// value. The reference of error measurements.
+void matmul_sums(const MatmulProblem& p, double* sums, const MatmulOptions& options);
 
 // ---------------------------------------------------------------------------
 // Block-scaled operands (MXFP8/6/4, NVFP4: scaling.h), as block-scaled GEMMs
@@ -273,7 +218,7 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
                              b_transposed.tensor_scale, "B");
   const float dummy = 0;
   detail::check_matmul(m, n, k, &dummy, &dummy, c, options, detail::scaled_range<EA>(),
-                       detail::scaled_range<EB>(), detail::precision<TC>());
+                       detail::scaled_range<EB>(), output_precision<TC>());
   if (m == 0 || n == 0) return;
   const std::vector<float> fa = detail::dequantize_operand(a, m, k);
   const std::vector<float> fbt = detail::dequantize_operand(b_transposed, n, k);

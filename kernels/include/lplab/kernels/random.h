@@ -10,17 +10,19 @@
 
 namespace lplab::kernels {
 
-namespace detail {
-
 // SplitMix64's output function (Steele, Lea & Flood, "Fast splittable
 // pseudorandom number generators", OOPSLA 2014): a 64-bit bijection with full
-// avalanche, used here to turn (seed, high half of the index) into a key.
+// avalanche. splitmix64(s) is the generator's next output from state s (whose
+// next state is s + 0x9E3779B97F4A7C15); here it also turns (seed, high half
+// of the index) into a key, and the experiments' samples are drawn from it.
 LPLAB_HD constexpr std::uint64_t splitmix64(std::uint64_t z) noexcept {
   z += 0x9E3779B97F4A7C15u;  // 2^64 / golden ratio
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
   return z ^ (z >> 31);
 }
+
+namespace detail {
 
 // A 32-bit integer hash with two multiplies (the "lowbias32" shape; constants
 // 0x21F0AAAD, 0x735A2D97 from C. Wellons' hash-prospector search, bias about
