@@ -244,4 +244,8 @@ const FormatEntry* find_format(std::string_view name) {
   return nullptr;
 }
 
+kernels::OperandRange operand_range(const FormatEntry& e) {
+  return visit_format(e, [](auto type) { return kernels::operand_range<typename decltype(type)::type>(); });
+}
+
 }  // namespace lplab::experiments

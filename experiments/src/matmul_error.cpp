@@ -151,8 +151,7 @@ std::vector<Table> run(const Context& ctx) {
   // for 16-bit ones).
   for (const AccumulatorCase& c : kCases)
     for (const FormatEntry* f : ctx.dtypes) {
-      const k::OperandRange r =
-          visit_format(*f, [](auto type) { return k::operand_range<typename decltype(type)::type>(); });
+      const k::OperandRange r = operand_range(*f);
       if (const std::string e = k::accumulator_problem(case_model(c, static_cast<int>(promote_every)), r, r, 24,
                                                        Round::nearest_even);
           !e.empty())

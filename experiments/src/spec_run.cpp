@@ -173,10 +173,6 @@ k::MatmulOptions matmul_options(const MatmulCheck& c) {
   return {.accumulator = c.accumulator, .round = c.round, .seed = c.seed, .threads = 0};
 }
 
-k::OperandRange operand_range(const FormatEntry& f) {
-  return visit_format(f, [](auto type) { return k::operand_range<typename decltype(type)::type>(); });
-}
-
 // The kernels' own check of a matmul check's accumulator for its operands
 // (e.g. bf16_dot2 takes only operands exact in bf16), in step 1.
 void validate_matmul(const MatmulCheck& c, const MatmulPlan& p) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace lplab::kernels {
 
@@ -53,6 +54,13 @@ bool has_name(const AccumulatorPreset& p, std::string_view name) {
 
 bool narrow(const OperandRange& a, const OperandRange& b) { return a.storage_bits <= 8 && b.storage_bits <= 8; }
 
+// A promotion interval holds whole blocks; `whose` names the block's origin.
+std::string promotion_problem(int promote_every, int block, const std::string& whose) {
+  if (promote_every % block == 0) return "";
+  return "promote_every " + std::to_string(promote_every) + " is not a multiple of the " + std::to_string(block) +
+         "-product " + whose;
+}
+
 }  // namespace
 
 std::span<const AccumulatorPreset> accumulator_presets() { return kPresets; }
@@ -99,7 +107,7 @@ AccumulatorModel resolve_accumulator(const AccumulatorModel& m, const OperandRan
 }
 
 std::string accumulator_problem(const AccumulatorModel& m) {
-  if (std::find(std::begin(kAccumulators), std::end(kAccumulators), m.kind) == std::end(kAccumulators))
+  if (std::string_view(accumulator_name(m.kind)) == "?")
     return "unknown accumulator " + std::to_string(static_cast<int>(m.kind));
   auto outside = [](const char* name, int v, int lo, int hi) -> std::string {
     if (v >= lo && v <= hi) return "";
@@ -127,20 +135,19 @@ std::string accumulator_problem(const AccumulatorModel& m) {
                                outside("zero_exponent", m.zero_exponent, -149, -127),
                                outside("promote_every", m.promote_every, 0, 1 << 30)})
     if (!e.empty()) return e;
-  if (m.block > 0 && m.promote_every % m.block != 0)
-    return "promote_every " + std::to_string(m.promote_every) + " is not a multiple of the " +
-           std::to_string(m.block) + "-product block";
-  return "";
+  return m.block > 0 ? promotion_problem(m.promote_every, m.block, "block") : "";
 }
 
 std::string accumulator_problem(const AccumulatorModel& model, const OperandRange& a, const OperandRange& b,
                                 int output_precision, Round round) {
   if (std::string e = accumulator_problem(model); !e.empty()) return e;
   const AccumulatorModel m = resolve_accumulator(model, a, b);
-  if (m.kind == Accumulator::tensor_core && m.promote_every % m.block != 0)
-    return "promote_every " + std::to_string(m.promote_every) + " is not a multiple of the " +
-           std::to_string(m.block) + "-product tensor-core block of " +
-           (narrow(a, b) ? "8-bit" : "16-bit or wider") + " operands";
+  if (m.kind == Accumulator::tensor_core)
+    if (std::string e = promotion_problem(m.promote_every, m.block,
+                                          std::string("tensor-core block of ") +
+                                              (narrow(a, b) ? "8-bit" : "16-bit or wider") + " operands");
+        !e.empty())
+      return e;
   if (m.kind == Accumulator::bf16_dot2 && !(a.bf16_exact && b.bf16_exact))
     return "the bf16_dot2 accumulator takes operands exact in bf16: bf16 or a plain (unscaled) format of 8 bits "
            "or fewer";

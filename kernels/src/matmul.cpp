@@ -235,12 +235,6 @@ void matmul_sums(const MatmulProblem& p, double* sums, const MatmulOptions& opti
   // No output rounding: every output precision is fine (0).
   detail::check_matmul(p.m, p.n, p.k, p.a, p.b, sums, options, p.ra, p.rb, 0);
   if (p.m == 0 || p.n == 0) return;
-  if (options.accumulator.kind == Accumulator::fp32) {
-    std::vector<float> f(p.m * p.n);
-    detail::matmul_fp32(p, options, f.data());
-    std::copy(f.begin(), f.end(), sums);
-    return;
-  }
   detail::matmul_accumulate(p, options, sums);
 }
 

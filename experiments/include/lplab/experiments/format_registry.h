@@ -13,6 +13,7 @@
 
 #include "lplab/formats.h"
 #include "lplab/formats/declared.h"
+#include "lplab/kernels/accumulator.h"
 
 namespace lplab::experiments {
 
@@ -100,6 +101,9 @@ std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::strin
 // UsageError for a declared format where `where` (e.g. "run --dtypes") needs
 // a compiled one.
 void require_compiled(const FormatEntry& e, std::string_view where);
+// What the matmul accumulators need to know of a compiled format
+// (kernels::operand_range of its type).
+kernels::OperandRange operand_range(const FormatEntry& e);
 
 }  // namespace lplab::experiments
 

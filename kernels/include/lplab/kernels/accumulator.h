@@ -62,11 +62,8 @@ enum class Accumulator {
   bf16_dot2,
 };
 
-inline constexpr Accumulator kAccumulators[] = {Accumulator::fp64,        Accumulator::fp32,
-                                                Accumulator::fp16,        Accumulator::bf16,
-                                                Accumulator::tensor_core, Accumulator::bf16_dot2};
-
-// "fp64", "fp32", "fp16", "bf16", "tensor_core", "bf16_dot2".
+// "fp64", "fp32", "fp16", "bf16", "tensor_core", "bf16_dot2"; "?" for a
+// value outside the enum.
 const char* accumulator_name(Accumulator a);
 
 // An alignment exponent below every nonzero term's: MMA-Sim 2.1.1 counts a
@@ -93,7 +90,7 @@ struct AccumulatorModel {
   int block = 0;          // products per block (L)
   int fraction_bits = 0;  // bits kept below the block's largest alignment exponent (F)
   int result_bits = 0;    // significant bits of a block's output (R, at most fp32's 24)
-  int zero_exponent = kHopperZeroExponent;  // a zero term's alignment exponent (at most -126)
+  int zero_exponent = kHopperZeroExponent;  // a zero term's alignment exponent (-149 to -127: below C's)
   int promote_every = 0;  // products per promotion into fp32 (0: never; a multiple of the block)
 
   constexpr AccumulatorModel() = default;
