@@ -152,10 +152,9 @@ std::vector<Table> run(const Context& ctx) {
   for (const AccumulatorCase& c : kCases)
     for (const FormatEntry* f : ctx.dtypes) {
       const k::OperandRange r = operand_range(*f);
-      if (const std::string e = k::accumulator_problem(case_model(c, static_cast<int>(promote_every)), r, r, 24,
-                                                       Round::nearest_even);
-          !e.empty())
-        throw UsageError("matmul_error: " + e + " (input " + std::string(f->name) + ")");
+      if (const k::AccumulatorProblem e =
+              k::accumulator_problem(case_model(c, static_cast<int>(promote_every)), r, r, 24, Round::nearest_even))
+        throw UsageError("matmul_error: " + e.message + " (input " + std::string(f->name) + ")");
     }
   // The operands are kept as the format and decoded to float, about 8
   // bytes per element; refuse sizes that would take more than 4 GiB.

@@ -381,15 +381,14 @@ void parse_operand(const Reader& r, const YAML::Node& node, SpecPlace at, std::s
 // (tc_fraction_bits: fraction_bits' name before accumulation models).
 struct ModelParam {
   std::string_view key;
-  const char* name;
   int kernels::AccumulatorModel::*field;
 };
 constexpr ModelParam kModelParams[] = {
-    {"promote_every", "promote_every", &kernels::AccumulatorModel::promote_every},
-    {"fraction_bits", "fraction_bits", &kernels::AccumulatorModel::fraction_bits},
-    {"tc_fraction_bits", "fraction_bits", &kernels::AccumulatorModel::fraction_bits},
-    {"block", "block", &kernels::AccumulatorModel::block},
-    {"result_bits", "result_bits", &kernels::AccumulatorModel::result_bits},
+    {"promote_every", &kernels::AccumulatorModel::promote_every},
+    {"fraction_bits", &kernels::AccumulatorModel::fraction_bits},
+    {"tc_fraction_bits", &kernels::AccumulatorModel::fraction_bits},
+    {"block", &kernels::AccumulatorModel::block},
+    {"result_bits", &kernels::AccumulatorModel::result_bits},
 };
 
 MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) {
@@ -446,11 +445,12 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
   // The preset with the spec's parameters, checked by the kernels' own rule
   // (the checks that need the operands run when the plan knows them).
   for (const SetParam& p : params) model.*(p.param->field) = p.value;
-  if (const std::string e = kernels::accumulator_problem(model); !e.empty()) {
+  if (const kernels::AccumulatorProblem e = kernels::accumulator_problem(model)) {
+    // At the key that set the parameter at fault, else at the check.
     SpecPlace where = at;
     for (const SetParam& p : params)
-      if (e.find(p.param->name) != std::string::npos) where = p.place;
-    r.fail(where, "matmul: " + e);
+      if (e.field != nullptr && p.param->field == e.field) where = p.place;
+    r.fail(where, "matmul: " + e.message);
   }
   c.accumulator = model;
   // A size the files' shapes give, or a generator's field without a drawn

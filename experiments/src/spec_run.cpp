@@ -178,10 +178,9 @@ k::MatmulOptions matmul_options(const MatmulCheck& c) {
 void validate_matmul(const MatmulCheck& c, const MatmulPlan& p) {
   const int precision =
       visit_format(*c.output, [](auto type) { return k::output_precision<typename decltype(type)::type>(); });
-  if (const std::string e = k::accumulator_problem(c.accumulator, operand_range(*p.a), operand_range(*p.b),
-                                                   precision, c.round);
-      !e.empty())
-    throw UsageError("matmul: " + e);
+  if (const k::AccumulatorProblem e =
+          k::accumulator_problem(c.accumulator, operand_range(*p.a), operand_range(*p.b), precision, c.round))
+    throw UsageError("matmul: " + e.message);
 }
 
 // An operand file's format: the one the check names, else the file's own

@@ -213,8 +213,8 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
     fail("unknown rounding " + std::to_string(static_cast<int>(o.round)));
   if (o.overflow != Overflow::ieee && o.overflow != Overflow::saturate)
     fail("unknown overflow policy " + std::to_string(static_cast<int>(o.overflow)));
-  if (const std::string e = accumulator_problem(o.accumulator, ra, rb, output_precision, o.round); !e.empty())
-    fail(e);
+  if (const AccumulatorProblem e = accumulator_problem(o.accumulator, ra, rb, output_precision, o.round))
+    fail(e.message);
 }
 
 

@@ -209,6 +209,10 @@ TEST(Spec, parameters_that_do_not_apply_are_refused) {
   EXPECT_EQ(error_of(mm + "accumulator: tensor_core, tc_fraction_bits: 48}\n"), "");
   EXPECT_EQ(error_of(mm + "accumulator: hopper_wgmma_fp8, block: 16, promote_every: 40}\n"),
             "s.yaml:4:81: matmul: promote_every 40 is not a multiple of the 16-product block");
+  // At the key of the parameter at fault, whatever else its message names
+  // (this one names the block too) and in whichever order the keys come.
+  EXPECT_EQ(error_of(mm + "accumulator: hopper_wgmma_fp8, promote_every: 40, block: 16}\n"),
+            "s.yaml:4:70: matmul: promote_every 40 is not a multiple of the 16-product block");
   const std::string cv = "checks:\n  - name: c\n    max_abs_err: 1\n    convert: {format: bf16, input: ";
   EXPECT_EQ(error_of(cv + "{distribution: uniform, n: 4, seed: 1, sigma: 2}}\n"),
             "s.yaml:4:75: input: 'sigma' does not apply to the uniform distribution");

@@ -197,5 +197,36 @@ TEST(ArithOperators, operators_are_nearest_even) {
   EXPECT_TRUE(isinf(float8_e5m2(57344.0f) + float8_e5m2(57344.0f)));
 }
 
+// The arithmetic takes significands of at most 25 bits (ArithmeticFormat):
+// for a wider format no operation exists -- sub, sqrt and fma used to be
+// declared for every format and fail inside their bodies.
+using Wide = Float<detail::binary64>;
+using Binary32 = Float<detail::binary32>;
+template <class T>
+constexpr bool kHasArithmetic = requires(T x) {
+  add(x, x);
+  sub(x, x);
+  mul(x, x);
+  div(x, x);
+  sqrt(x);
+  fma(x, x, x);
+  x + x;
+  x - x;
+  x * x;
+  x / x;
+};
+static_assert(kHasArithmetic<Binary32> && kHasArithmetic<bfloat16> && kHasArithmetic<float4_e2m1fn>);
+template <class T>
+constexpr bool kHasSub = requires(T x) { sub(x, x); };
+template <class T>
+constexpr bool kHasSqrt = requires(T x) { sqrt(x); };
+template <class T>
+constexpr bool kHasFma = requires(T x) { fma(x, x, x); };
+template <class T>
+constexpr bool kHasAdd = requires(T x) { add(x, x); };
+template <class T>
+constexpr bool kHasTimes = requires(T x) { x * x; };
+static_assert(!kHasSub<Wide> && !kHasSqrt<Wide> && !kHasFma<Wide> && !kHasAdd<Wide> && !kHasTimes<Wide>);
+
 }  // namespace
 }  // namespace lplab::testing

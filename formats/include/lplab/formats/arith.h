@@ -218,14 +218,22 @@ LPLAB_HD constexpr Operand<D> operand(Float<D> x) noexcept {
 
 }  // namespace detail
 
+// The formats the arithmetic takes: significands of at most 25 bits (binary32's
+// 24 and less), whose product (fma: 50 bits) is exact in 64 bits and which
+// leave kFrac's guard bits. Every operation below is constrained by it, so a
+// wider format has no + - * / sqrt fma at all (a requires-expression says
+// false) rather than one that fails inside its body.
+template <Descriptor D>
+concept ArithmeticFormat = detail::Layout<D>::M <= 24;
+
 // Named operations with explicit policies. The operators use nearest-even and
 // IEEE overflow.
 #define LPLAB_BINARY_OP(name)                                                             \
   template <Descriptor D>                                                                 \
+    requires ArithmeticFormat<D>                                                          \
   LPLAB_HD constexpr Float<D> name(Float<D> a, Float<D> b, Round r = Round::nearest_even, \
                                    Overflow o = Overflow::ieee, Flags* flags = nullptr,   \
                                    std::uint32_t random = 0) noexcept {                   \
-    static_assert(detail::Layout<D>::M <= 24, "arithmetic supports up to 25-bit significands"); \
     return detail::name<D>(detail::operand(a), detail::operand(b), {r, o, random, flags});  \
   }
 LPLAB_BINARY_OP(add)
@@ -234,6 +242,7 @@ LPLAB_BINARY_OP(div)
 #undef LPLAB_BINARY_OP
 
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D> sub(Float<D> a, Float<D> b, Round r = Round::nearest_even,
                                 Overflow o = Overflow::ieee, Flags* flags = nullptr,
                                 std::uint32_t random = 0) noexcept {
@@ -243,6 +252,7 @@ LPLAB_HD constexpr Float<D> sub(Float<D> a, Float<D> b, Round r = Round::nearest
 }
 
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D> sqrt(Float<D> a, Round r = Round::nearest_even,
                                  Overflow o = Overflow::ieee, Flags* flags = nullptr,
                                  std::uint32_t random = 0) noexcept {
@@ -251,6 +261,7 @@ LPLAB_HD constexpr Float<D> sqrt(Float<D> a, Round r = Round::nearest_even,
 
 // a * b + c with a single rounding (IEEE 754-2019 5.4.1 fusedMultiplyAdd).
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D> fma(Float<D> a, Float<D> b, Float<D> c, Round r = Round::nearest_even,
                                 Overflow o = Overflow::ieee, Flags* flags = nullptr,
                                 std::uint32_t random = 0) noexcept {
@@ -259,20 +270,28 @@ LPLAB_HD constexpr Float<D> fma(Float<D> a, Float<D> b, Float<D> c, Round r = Ro
 }
 
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D> operator+(Float<D> a, Float<D> b) noexcept { return add(a, b); }
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D> operator-(Float<D> a, Float<D> b) noexcept { return sub(a, b); }
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D> operator*(Float<D> a, Float<D> b) noexcept { return mul(a, b); }
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D> operator/(Float<D> a, Float<D> b) noexcept { return div(a, b); }
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D>& operator+=(Float<D>& a, Float<D> b) noexcept { return a = a + b; }
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D>& operator-=(Float<D>& a, Float<D> b) noexcept { return a = a - b; }
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D>& operator*=(Float<D>& a, Float<D> b) noexcept { return a = a * b; }
 template <Descriptor D>
+  requires ArithmeticFormat<D>
 LPLAB_HD constexpr Float<D>& operator/=(Float<D>& a, Float<D> b) noexcept { return a = a / b; }
 
 }  // namespace lplab

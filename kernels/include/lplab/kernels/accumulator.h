@@ -109,23 +109,43 @@ struct AccumulatorModel {
 };
 
 // The presets: plain accumulators, and matrix units as MMA-Sim 2.1.1 models
-// them (parameters in docs/tensor-core-model.md).
+// them (parameters in docs/tensor-core-model.md). One line each, in the order
+// listings show them: X(name, other names (space-separated), model,
+// description). A preset is a constant kernels::accumulators::<name> in C++,
+// a name in specs and experiments, a row of accumulator_presets() and the
+// label accumulator_label() gives the model. A model may use the presets
+// above it.
+#define LPLAB_ACCUMULATOR_PRESETS(X)                                                                    \
+  X(fp64, "", AccumulatorModel(Accumulator::fp64),                                                      \
+    "the exact sum (the reference), rounded once into the output")                                     \
+  X(fp32, "", AccumulatorModel(Accumulator::fp32), "fp32 GEMM (Eigen): sums in float, order unspecified") \
+  X(fp16, "", AccumulatorModel(Accumulator::fp16),                                                      \
+    "products summed in order, each addition rounded to nearest-even fp16")                            \
+  X(bf16, "", AccumulatorModel(Accumulator::bf16),                                                      \
+    "products summed in order, each addition rounded to nearest-even bf16")                            \
+  X(bf16_dot2, "vdpbf16ps", AccumulatorModel(Accumulator::bf16_dot2),                                   \
+    "x86 VDPBF16PS (AVX512-BF16): pairs of bf16 products by two fused multiply-adds into fp32, DAZ/FTZ") \
+  /* Hopper wgmma with parameters by operand width (the two below). */                                  \
+  X(tensor_core, "", AccumulatorModel(Accumulator::tensor_core),                                        \
+    "NVIDIA Hopper wgmma for the operands: hopper_wgmma_fp8 for 8-bit operands, else hopper_wgmma_bf16") \
+  /* E4M3/E5M2 inputs: 32 products per block, 13 fraction bits, E8M13 output. */                       \
+  X(hopper_wgmma_fp8, "", AccumulatorModel(Accumulator::tensor_core, 32, 13, 14),                       \
+    "NVIDIA Hopper (sm_90a) wgmma, FP8 inputs: blocks of 32 products, 13 fraction bits, E8M13 output "  \
+    "(MMA-Sim 2.1.1)")                                                                                  \
+  /* BF16/FP16 inputs: 16 products, 25 fraction bits, fp32 output. */                                  \
+  X(hopper_wgmma_bf16, "hopper_wgmma_fp16", AccumulatorModel(Accumulator::tensor_core, 16, 25, 24),     \
+    "NVIDIA Hopper (sm_90a) wgmma, BF16/FP16 inputs: blocks of 16 products, 25 fraction bits, fp32 "    \
+    "output (MMA-Sim 2.1.1)")                                                                           \
+  /* arXiv 2412.19437, 3.3.2: chains of N_C = 128 products promoted into fp32 on the CUDA cores. */     \
+  X(deepseek_v3_fp8, "", hopper_wgmma_fp8.promoted_every(128),                                          \
+    "Hopper FP8 wgmma chains of 128 products promoted into fp32 (DeepSeek-V3, arXiv 2412.19437, 3.3.2)")
+
 namespace accumulators {
-inline constexpr AccumulatorModel fp64{Accumulator::fp64};
-inline constexpr AccumulatorModel fp32{Accumulator::fp32};
-inline constexpr AccumulatorModel fp16{Accumulator::fp16};
-inline constexpr AccumulatorModel bf16{Accumulator::bf16};
-inline constexpr AccumulatorModel vdpbf16ps{Accumulator::bf16_dot2};
-// Hopper wgmma with parameters by operand width (the two below).
-inline constexpr AccumulatorModel tensor_core{Accumulator::tensor_core};
-// Hopper (sm_90a) wgmma, E4M3/E5M2 inputs: 32 products per instruction, 13
-// fraction bits, E8M13 output.
-inline constexpr AccumulatorModel hopper_wgmma_fp8{Accumulator::tensor_core, 32, 13, 14};
-// Hopper wgmma, BF16/FP16 inputs: 16 products, 25 fraction bits, fp32 output.
-inline constexpr AccumulatorModel hopper_wgmma_bf16{Accumulator::tensor_core, 16, 25, 24};
-// DeepSeek-V3's FP8 GEMM (arXiv 2412.19437, 3.3.2): Hopper FP8 chains of
-// N_C = 128 products promoted into fp32 on the CUDA cores.
-inline constexpr AccumulatorModel deepseek_v3_fp8 = hopper_wgmma_fp8.promoted_every(128);
+#define LPLAB_ACCUMULATOR_CONSTANT(name, aliases, model, description) inline constexpr AccumulatorModel name = model;
+LPLAB_ACCUMULATOR_PRESETS(LPLAB_ACCUMULATOR_CONSTANT)
+#undef LPLAB_ACCUMULATOR_CONSTANT
+// The C++ name of bf16_dot2 by its instruction.
+inline constexpr AccumulatorModel vdpbf16ps = bf16_dot2;
 }  // namespace accumulators
 
 struct AccumulatorPreset {
@@ -182,14 +202,22 @@ constexpr int output_precision() {
 // `m` with every tensor-core field left 0 filled in for operands a and b.
 AccumulatorModel resolve_accumulator(const AccumulatorModel& m, const OperandRange& a, const OperandRange& b);
 
+// Why a model cannot run: a message (empty if it can), and the parameter at
+// fault where one is -- so that a spec points at the key that set it.
+struct AccumulatorProblem {
+  std::string message;
+  int AccumulatorModel::*field = nullptr;
+  explicit operator bool() const { return !message.empty(); }
+};
+
 // Why `m` cannot sum products of a and b into an output of
-// `output_precision` significant bits rounded by `round`; empty if it can.
-// The one check of a model: matmul() calls it (and throws
-// std::invalid_argument with it), and so does every layer that takes a model
-// from a user before any work.
-std::string accumulator_problem(const AccumulatorModel& m, const OperandRange& a, const OperandRange& b,
-                                int output_precision, Round round);
-// The checks that need no operand (a model's own parameters); empty if none fails.
-std::string accumulator_problem(const AccumulatorModel& m);
+// `output_precision` significant bits rounded by `round`. The one check of a
+// model: matmul() calls it (and throws std::invalid_argument with its
+// message), and so does every layer that takes a model from a user before
+// any work.
+AccumulatorProblem accumulator_problem(const AccumulatorModel& m, const OperandRange& a, const OperandRange& b,
+                                       int output_precision, Round round);
+// The checks that need no operand (a model's own parameters).
+AccumulatorProblem accumulator_problem(const AccumulatorModel& m);
 
 }  // namespace lplab::kernels
