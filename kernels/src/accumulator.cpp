@@ -39,6 +39,24 @@ bool has_name(const AccumulatorPreset& p, std::string_view name) {
   return false;
 }
 
+// The tensor-core parameters, in the order labels show them: name, field,
+// the value that means "not set" (0 takes Hopper's value,
+// resolve_accumulator) and the bounds. A block's exact sum and its
+// truncation are carried in 64-bit integers and doubles; a zero term lies
+// below every nonzero term's exponent (C's is at least -126).
+struct TensorCoreField {
+  const char* name;
+  int AccumulatorModel::*field;
+  int unset, lo, hi;
+};
+constexpr TensorCoreField kTensorCoreFields[] = {
+    {"block", &AccumulatorModel::block, 0, 0, 4096},
+    {"fraction_bits", &AccumulatorModel::fraction_bits, 0, 0, 48},
+    {"result_bits", &AccumulatorModel::result_bits, 0, 0, 24},
+    {"zero_exponent", &AccumulatorModel::zero_exponent, kHopperZeroExponent, -149, -127},
+    {"promote_every", &AccumulatorModel::promote_every, 0, 0, 1 << 30},
+};
+
 bool narrow(const OperandRange& a, const OperandRange& b) { return a.storage_bits <= 8 && b.storage_bits <= 8; }
 
 // A promotion interval holds whole blocks; `whose` names the block's origin.
@@ -69,15 +87,9 @@ std::string accumulator_label(const AccumulatorModel& m) {
   std::string s = accumulator_name(m.kind);
   if (m.kind != Accumulator::tensor_core) return s;
   std::string args;
-  auto add = [&](const char* name, int v, int unset) {
-    if (v == unset) return;
-    args += (args.empty() ? "" : ", ") + std::string(name) + "=" + std::to_string(v);
-  };
-  add("block", m.block, 0);
-  add("fraction_bits", m.fraction_bits, 0);
-  add("result_bits", m.result_bits, 0);
-  add("zero_exponent", m.zero_exponent, kHopperZeroExponent);
-  add("promote_every", m.promote_every, 0);
+  for (const TensorCoreField& f : kTensorCoreFields)
+    if (m.*f.field != f.unset)
+      args += (args.empty() ? "" : ", ") + std::string(f.name) + "=" + std::to_string(m.*f.field);
   return s + "(" + args + ")";
 }
 
@@ -97,24 +109,7 @@ AccumulatorModel resolve_accumulator(const AccumulatorModel& m, const OperandRan
 AccumulatorProblem accumulator_problem(const AccumulatorModel& m) {
   if (std::string_view(accumulator_name(m.kind)) == "?")
     return {"unknown accumulator " + std::to_string(static_cast<int>(m.kind))};
-  // The tensor-core parameters: name, field, the value that means "not set"
-  // and the bounds (0 takes Hopper's value, resolve_accumulator). A block's
-  // exact sum and its truncation are carried in 64-bit integers and doubles;
-  // a zero term lies below every nonzero term's exponent (C's is at least
-  // -126).
-  struct Field {
-    const char* name;
-    int AccumulatorModel::*field;
-    int unset, lo, hi;
-  };
-  constexpr Field kFields[] = {
-      {"block", &AccumulatorModel::block, 0, 0, 4096},
-      {"fraction_bits", &AccumulatorModel::fraction_bits, 0, 0, 48},
-      {"result_bits", &AccumulatorModel::result_bits, 0, 0, 24},
-      {"zero_exponent", &AccumulatorModel::zero_exponent, kHopperZeroExponent, -149, -127},
-      {"promote_every", &AccumulatorModel::promote_every, 0, 0, 1 << 30},
-  };
-  for (const Field& f : kFields) {
+  for (const TensorCoreField& f : kTensorCoreFields) {
     const int v = m.*f.field;
     // A parameter the kind does not read would be ignored: refused.
     if (m.kind != Accumulator::tensor_core && v != f.unset)
