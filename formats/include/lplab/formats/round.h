@@ -271,6 +271,33 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
       }
     }
   }
+  // 3. A finite value far outside the target's range rounds as every other
+  // value of its sign out there does, so the general path runs on one
+  // representative, with constant arguments the compiler folds:
+  // - far below: e < emin - M - 2 (source subnormals included). Step 3 of
+  //   round_pack_as then clamps its shift, and every such value gives the
+  //   same code and flags as 2^(emin - M - 3) (zero or the smallest value,
+  //   by direction; underflow, inexact);
+  // - far above: e > emax. Every such value overflows in step 5, as 2^(emax+1).
+  // Stochastic rounding is declined: its fraction reads the true shift. This
+  // is most of a sweep over every float into a narrow format (the exhaustive
+  // tests check each input against CUDA's conversion and the reference).
+  if constexpr (From.encoding == Encoding::ieee && From.is_signed && LF::M > LT::M &&
+                r != Round::stochastic) {
+    constexpr int tiny_e = LT::emin - LT::M - 3;  // the representative's exponent
+    constexpr std::int64_t tiny_field = std::int64_t{tiny_e} + 1 + From.bias;  // first field kept out
+    constexpr std::int64_t huge_field = std::int64_t{LT::emax} + 1 + From.bias;
+    const U mag = static_cast<U>(x & LF::mag_mask);
+    const bool neg = (x & LF::sign_mask) != 0;
+    if constexpr (tiny_field > 0) {
+      if (mag != 0 && mag < (static_cast<U>(tiny_field) << LF::M))
+        return round_pack_as<To, LF::M, r, U>(neg, U{1} << LF::M, tiny_e, o, 0, flags);
+    }
+    if constexpr (huge_field < static_cast<std::int64_t>(LF::exp_field_max)) {
+      if (mag >= (static_cast<U>(huge_field) << LF::M) && mag < static_cast<U>(LF::inf_code))
+        return round_pack_as<To, LF::M, r, U>(neg, U{1} << LF::M, LT::emax + 1, o, 0, flags);
+    }
+  }
   const Decoded<U> d = decode<From, U>(x);
   switch (d.kind) {
     case Kind::nan: return pack_nan<To>(d.neg, d.payload, flags);
