@@ -117,7 +117,7 @@ HWY_AFTER_NAMESPACE();
 #include <string>
 #include <vector>
 
-#include "exact_sum.h"
+#include "lplab/kernels/exact_sum.h"
 #include "format_visit.h"
 
 namespace lplab::kernels {
@@ -647,7 +647,7 @@ double reduce_sum(const Operand& x, Accumulate acc) {
         visit_format(f, [&](auto t) {
           using T = typename decltype(t)::type;
           for (std::size_t i = 0; i < count; ++i)
-            sst = static_cast<double>(lplab::convert<T>(exact_sum_odd(sst, buf[i]), Round::nearest_even, Overflow::ieee));
+            sst = narrow_add<T>(sst, buf[i]);
         });
         break;
     }

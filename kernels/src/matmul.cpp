@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "exact_sum.h"
+#include "lplab/kernels/exact_sum.h"
 #include "bf16_dot2.h"
 #include "narrow_acc.h"
 #include "row_bands.h"
@@ -149,8 +149,7 @@ void accumulate_narrow(const MatmulProblem& p, double* out) {
       const float* b = p.b + t * n;
       for (std::size_t j = 0; j < n; ++j) {
         const double prod = a * static_cast<double>(b[j]);
-        acc[j] = static_cast<double>(
-            lplab::convert<Acc>(exact_sum_odd(acc[j], prod), Round::nearest_even, Overflow::ieee));
+        acc[j] = narrow_add<Acc>(acc[j], prod);
       }
     }
     std::copy(acc.begin(), acc.end(), out + i * n);

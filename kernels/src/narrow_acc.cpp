@@ -23,7 +23,7 @@
 #include <cmath>
 #include <vector>
 
-#include "exact_sum.h"
+#include "lplab/kernels/exact_sum.h"
 #include "hwy/highway.h"
 #include "kernel_args.h"
 #include "narrow_acc.h"

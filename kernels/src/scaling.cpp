@@ -21,12 +21,9 @@
 namespace lplab::kernels {
 namespace {
 
-// |x| as bits: 0b0'eeeeeeee'mmm...m. Ordered as unsigned integers exactly as
-// the magnitudes are, with +inf (0x7F800000) above every finite value and the
-// NaNs above +inf; so an integer maximum finds amax and any NaN at once.
-constexpr std::uint32_t kAbsMask = 0x7FFF'FFFF;
-constexpr std::uint32_t kInfBits = 0x7F80'0000;
-constexpr float kFloatMax = std::numeric_limits<float>::max();
+using scale_rules::is_nonfinite;
+using scale_rules::kFloatMax;
+using scale_rules::kInfBits;
 
 // Floats per conversion call: 4 KiB on the stack, and a multiple of every
 // packing group so that packed chunks start on a byte boundary.
@@ -41,8 +38,6 @@ std::uint32_t abs_max_bits(const float* x, std::size_t n) noexcept {
   return m;
 }
 
-bool is_nonfinite(std::uint32_t abs_bits) noexcept { return abs_bits >= kInfBits; }
-
 void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
 
 void check_size(const char* fn, const char* what, std::size_t expected, std::size_t given) {
@@ -51,108 +46,42 @@ void check_size(const char* fn, const char* what, std::size_t expected, std::siz
          std::to_string(expected));
 }
 
-// The constants of an (element, scale) pair, from the formats' descriptors.
+// The powers of two of a pair's scale format, planned once: for each X in
+// [x_min, x_max] the scale 2^X and the factor 2^-X (scale_rules.h).
 template <class Elem, class Scale>
-struct Constants {
-  using EI = finfo<Elem>;
-  using SI = finfo<Scale>;
-  // Exponent of the element's largest normal binade (E4M3 8, E5M2 15, E2M3 2, E3M2 4, E2M1 2).
-  static constexpr int emax_elem = EI::maxexp - 1;
-  static constexpr float max_elem = static_cast<float>(EI::max);
-  // max_elem's significand 1.m as a 24-bit integer, float's significand width:
-  // E4M3 448 = 1.75 * 2^8 -> 0b111 << 21.
-  static constexpr std::uint32_t max_sig =
-      static_cast<std::uint32_t>((EI::max_code & ((std::uint64_t{1} << EI::mantissa_bits) - 1)) |
-                                 (std::uint64_t{1} << EI::mantissa_bits))
-      << (23 - EI::mantissa_bits);
-  // The powers of two the scale format holds: 2^x_min .. 2^x_max
-  // (E8M0 -127 .. 127; E4M3 2^-9 (subnormal) .. 2^8).
-  static constexpr int x_min = SI::minexp - (SI::has_subnormals ? SI::mantissa_bits : 0);
-  static constexpr int x_max = SI::maxexp - 1;
-  // The tensor scale's numerator max_elem * max_scale (NVFP4: 6 * 448 = 2688),
-  // saturated to float.
-  static constexpr float encode_numerator =
-      lplab::convert<float>(EI::max * SI::max, Round::nearest_even, Overflow::saturate);
-  // Smallest positive scale, for a scale format without zero (E8M0 2^-127).
-  static constexpr float min_scale = static_cast<float>(SI::has_zero ? 0.0 : SI::min);
-  // For each X in [x_min, x_max]: the scale 2^X and the factor 2^-X (a float
-  // for every X here: 2^-127 .. 2^127), exact.
-  struct Pow2 {
+struct Pow2Table {
+  using C = scale_rules::Constants<Elem, Scale>;
+  struct Entry {
     Scale scale;
     float factor;
   };
-  static constexpr auto pow2 = [] {
-    std::array<Pow2, x_max - x_min + 1> t{};
-    for (int x = x_min; x <= x_max; ++x)
-      t[static_cast<std::size_t>(x - x_min)] = {lplab::convert<Scale>(lplab::detail::exp2i(x)),
-                                                static_cast<float>(lplab::detail::exp2i(-x))};
+  static constexpr auto table = [] {
+    std::array<Entry, C::x_max - C::x_min + 1> t{};
+    for (int x = C::x_min; x <= C::x_max; ++x) {
+      Entry& e = t[static_cast<std::size_t>(x - C::x_min)];
+      scale_rules::power_of_two_scale<Elem, Scale>(x, e.scale, e.factor);
+    }
     return t;
   }();
-
-  // See scaling.h: below 2^-126 the product x * 2^-X may be inexact, and must
-  // then lie below half the element format's smallest subnormal.
-  static_assert(EI::smallest_subnormal / 2 > 0x1p-126, "multiply-then-round needs this");
 };
 
-// X of a power-of-two rule for a finite amax (as bits).
-template <class Elem, class Scale>
-int power_of_two_exponent(ScaleRule rule, std::uint32_t amax_bits) noexcept {
-  using C = Constants<Elem, Scale>;
-  if (amax_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
-  // amax = sig * 2^(floor_log2 - 23) with sig in [2^23, 2^24): exact integers.
-  const std::uint32_t field = amax_bits >> 23;
-  int floor_log2;
-  std::uint32_t sig;
-  if (field != 0) {
-    floor_log2 = static_cast<int>(field) - 127;
-    sig = (amax_bits & 0x7F'FFFF) | 0x80'0000;
-  } else {  // subnormal: normalise
-    const int top = lplab::detail::top_bit(amax_bits);
-    floor_log2 = top - 149;
-    sig = amax_bits << (23 - top);
-  }
-  int x = floor_log2 - C::emax_elem;
-  // ceil(log2(amax / max_elem)): amax / 2^x has the significand sig in
-  // max_elem's binade, so it exceeds max_elem exactly when sig > max_sig, and
-  // then one more power of two brings it below.
-  if (rule == ScaleRule::ceil && sig > C::max_sig) ++x;
-  return std::clamp(x, C::x_min, C::x_max);
-}
-
-// One block's scale, and the factor its elements are multiplied by before
-// rounding (0 for a block with a NaN or an infinity inside, whose elements
-// become +0). Written through references: a small struct returned here was
-// assembled byte by byte on the stack and read back whole, a store-forwarding
-// stall per block that cost more than the block's conversion.
+// One block's scale and factor (scale_rules::block_scale), the power-of-two
+// rules read from the table. Written through references: a small struct
+// returned here was assembled byte by byte on the stack and read back whole,
+// a store-forwarding stall per block that cost more than the block's
+// conversion.
 template <class Elem, class Scale>
 void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, float s_enc,
                 Scale& scale, float& factor) noexcept {
-  using C = Constants<Elem, Scale>;
-  if (is_nonfinite(amax_bits)) {
-    scale = Scale::from_bits(finfo<Scale>::nan_code);
-    factor = 0.0f;
+  using T = Pow2Table<Elem, Scale>;
+  if (s.rule == ScaleRule::amax_ratio || is_nonfinite(amax_bits)) {
+    scale_rules::block_scale<Elem, Scale>(s.rule, amax_bits, s_enc, scale, factor);
     return;
   }
-  if (s.rule != ScaleRule::amax_ratio) {
-    const int x = power_of_two_exponent<Elem, Scale>(s.rule, amax_bits);
-    const auto& p = C::pow2[static_cast<std::size_t>(x - C::x_min)];
-    scale = p.scale;
-    factor = p.factor;
-    return;
-  }
-  const float s_dec = std::bit_cast<float>(amax_bits) / C::max_elem;
-  float v = s_dec * s_enc;
-  if (v == 0.0f) v = C::min_scale;
-  scale = lplab::convert<Scale>(v, Round::nearest_even, Overflow::saturate);
-  const float sf = static_cast<float>(scale);
-  factor = sf == 0.0f ? 0.0f : std::min(s_enc / sf, kFloatMax);
-}
-
-template <class Elem, class Scale>
-float encode_scale(std::uint32_t amax_bits) noexcept {
-  if (amax_bits == 0 || is_nonfinite(amax_bits)) return 1.0f;
-  return std::min(Constants<Elem, Scale>::encode_numerator / std::bit_cast<float>(amax_bits),
-                  kFloatMax);
+  const int x = scale_rules::power_of_two_exponent<Elem, Scale>(s.rule, amax_bits);
+  const auto& p = T::table[static_cast<std::size_t>(x - T::C::x_min)];
+  scale = p.scale;
+  factor = p.factor;
 }
 
 template <class Elem, class Scale>
@@ -178,7 +107,7 @@ void quantize_blocks(const char* fn, const BlockScaling<Elem, Scale>& s, std::sp
   if (s.tensor_scale && tensor_scale == nullptr)
     fail(std::string(fn) + ": this scheme needs a tensor_scale output");
 
-  const float s_enc = s.tensor_scale ? encode_scale<Elem, Scale>(abs_max_bits(x.data(), n)) : 1.0f;
+  const float s_enc = s.tensor_scale ? scale_rules::encode_scale<Elem, Scale>(abs_max_bits(x.data(), n)) : 1.0f;
   if (tensor_scale != nullptr) *tensor_scale = s_enc;
 
   // Blocks per group: about kChunk values, rounded up so that a group holds a
@@ -314,11 +243,7 @@ float amax(std::span<const float> x) noexcept {
 
 template <BlockElement Elem>
 float tensor_scale_for(const TensorScaling<Elem>& s, float amax) noexcept {
-  if (amax == 0.0f || !std::isfinite(amax)) return 1.0f;
-  const float scale = std::ldexp(static_cast<float>(finfo<Elem>::max) / amax, -s.margin);
-  if (std::isinf(scale)) return kFloatMax;
-  if (scale == 0.0f) return std::numeric_limits<float>::denorm_min();
-  return scale;
+  return scale_rules::tensor_scale<Elem>(amax, s.margin);
 }
 
 template <BlockElement Elem>

@@ -1,6 +1,6 @@
 // Accumulator::tensor_core vectorised across output columns (one Highway
 // kernel per SIMD target): the model of tensor_core.cpp, step for step, with
-// the scalar tensor_core_dot as its reference (a test compares them bit for
+// the scalar tensor_core::dot (tensor_core_step.h) as its reference (a test compares them bit for
 // bit on every target). Per row of A and per block of products, for a vector
 // of columns:
 //   1. E = the largest alignment exponent: e(a) + e(b) for a nonzero product

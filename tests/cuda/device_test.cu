@@ -1,12 +1,27 @@
-// The format types in device code: a kernel converts floats with several
-// policies, and the results must equal the host's, bit for bit. Builds
-// wherever nvcc does; runs only on a machine with a CUDA device.
+// The portable core in device code, built wherever nvcc is (CI included) and
+// run only on a machine with a CUDA device:
+// - the format types: a kernel converts floats with several policies;
+// - the matmul accumulation models (tensor_core_step.h, exact_sum.h): every
+//   accumulator preset the portable core computes, resolved for operands of
+//   every catalog format, on operands decoded on the device;
+// - the scale rules (scale_rules.h): every rule for every element and scale
+//   format, and the per-tensor scale, over amax values of every binade.
+// The results must equal the host's, bit for bit.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <tuple>
+#include <utility>
+#include <string>
 #include <vector>
 
 #include "lplab/formats.h"
+#include "lplab/kernels/accumulator.h"
+#include "lplab/kernels/exact_sum.h"
+#include "lplab/kernels/random.h"
+#include "lplab/kernels/scale_rules.h"
+#include "lplab/kernels/tensor_core_step.h"
 
 namespace {
 
@@ -68,6 +83,223 @@ TEST(Device, conversions_match_host_bit_for_bit) {
            h.e2m3 != d.e2m3 || h.e2m1 != d.e2m1 || h.sum != d.sum;
   }
   EXPECT_EQ(bad, 0);
+}
+
+// ---------------------------------------------------------------------------
+// Accumulation chains: one output is the chain of a row of A with a row of B
+// (k products) under one model.
+
+enum class Chain : int { tensor_core, fp16, bf16 };
+
+struct ChainCase {
+  Chain chain;
+  kernels::TensorCoreModel tc;  // for Chain::tensor_core
+};
+
+__host__ __device__ double run_chain(const ChainCase& c, const float* a, const float* b, int k) {
+  if (c.chain == Chain::tensor_core) return kernels::tensor_core::dot(c.tc, a, b, 1, static_cast<std::size_t>(k));
+  double acc = 0.0;
+  for (int t = 0; t < k; ++t) {
+    const double prod = static_cast<double>(a[t]) * static_cast<double>(b[t]);
+    acc = c.chain == Chain::fp16 ? kernels::narrow_add<float16>(acc, prod) : kernels::narrow_add<bfloat16>(acc, prod);
+  }
+  return acc;
+}
+
+// Operand codes of T decoded as the matmul decodes them (NaN and infinite
+// codes become 0: the chains' specials are the conversions test's subject).
+template <class T>
+__host__ __device__ float decode_operand(std::uint64_t code) {
+  const T x = T::from_bits(static_cast<typename T::storage_type>(code));
+  const float v = convert<float>(x);
+  return v - v == 0.0f ? v : 0.0f;
+}
+
+// The catalog's types by index: a kernel's template argument is the index,
+// because nvcc's host stub cannot spell a class-type template argument.
+#define LPLAB_DEVICE_TYPE(type, names, description) type,
+using Catalog = std::tuple<LPLAB_FORMAT_CATALOG(LPLAB_DEVICE_TYPE) void>;
+#undef LPLAB_DEVICE_TYPE
+
+// out[c * rows + r] = case c on row r of A and B (rows x k codes each), on
+// operands of the catalog's format I.
+template <std::size_t I>
+__global__ void chains_kernel(const ChainCase* cases, int ncases, const std::uint64_t* a_codes,
+                              const std::uint64_t* b_codes, int rows, int k, float* scratch, double* out) {
+  const int o = blockIdx.x * blockDim.x + threadIdx.x;
+  if (o >= ncases * rows) return;
+  using T = std::tuple_element_t<I, Catalog>;
+  const int c = o / rows, r = o % rows;
+  float* a = scratch + static_cast<std::size_t>(o) * 2 * k;
+  float* b = a + k;
+  for (int t = 0; t < k; ++t) {
+    a[t] = decode_operand<T>(a_codes[r * k + t]);
+    b[t] = decode_operand<T>(b_codes[r * k + t]);
+  }
+  out[o] = run_chain(cases[c], a, b, k);
+}
+
+// The presets the portable core computes, resolved for operands of T: every
+// tensor-core preset and the fp16/bf16 chains (fp64 and fp32 are the host's
+// exact sum and GEMM, bf16_dot2 an x86 instruction).
+template <class T>
+std::vector<ChainCase> chain_cases() {
+  const kernels::OperandRange r = kernels::operand_range<T>();
+  std::vector<ChainCase> out;
+  for (const kernels::AccumulatorPreset& p : kernels::accumulator_presets()) {
+    const kernels::AccumulatorModel m = kernels::resolve_accumulator(p.model, r, r);
+    if (m.kind == kernels::Accumulator::tensor_core)
+      out.push_back({Chain::tensor_core, {m.block, m.fraction_bits, m.result_bits, m.zero_exponent, m.promote_every,
+                                          r.emin, r.emin}});
+    else if (m.kind == kernels::Accumulator::fp16) out.push_back({Chain::fp16, {}});
+    else if (m.kind == kernels::Accumulator::bf16) out.push_back({Chain::bf16, {}});
+  }
+  return out;
+}
+
+// Mismatches between device and host for the catalog's format I ("" when none).
+template <std::size_t I>
+std::string chains_differ(const char* name) {
+  using T = std::tuple_element_t<I, Catalog>;
+  constexpr int rows = 64, k = 256;  // k: whole blocks and two promotions of 128
+  const std::vector<ChainCase> cases = chain_cases<T>();
+  std::vector<std::uint64_t> a(rows * k), b(rows * k);
+  const std::uint64_t mask = finfo<T>::bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << finfo<T>::bits) - 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = kernels::splitmix64(2 * i) & mask;
+    b[i] = kernels::splitmix64(2 * i + 1) & mask;
+  }
+  const int outputs = static_cast<int>(cases.size()) * rows;
+  ChainCase* dcases = nullptr;
+  std::uint64_t *da = nullptr, *db = nullptr;
+  float* scratch = nullptr;
+  double* dout = nullptr;
+  if (cudaMalloc(&dcases, cases.size() * sizeof(ChainCase)) != cudaSuccess ||
+      cudaMalloc(&da, a.size() * 8) != cudaSuccess || cudaMalloc(&db, b.size() * 8) != cudaSuccess ||
+      cudaMalloc(&scratch, static_cast<std::size_t>(outputs) * 2 * k * sizeof(float)) != cudaSuccess ||
+      cudaMalloc(&dout, static_cast<std::size_t>(outputs) * sizeof(double)) != cudaSuccess)
+    return std::string(name) + ": cudaMalloc failed";
+  cudaMemcpy(dcases, cases.data(), cases.size() * sizeof(ChainCase), cudaMemcpyHostToDevice);
+  cudaMemcpy(da, a.data(), a.size() * 8, cudaMemcpyHostToDevice);
+  cudaMemcpy(db, b.data(), b.size() * 8, cudaMemcpyHostToDevice);
+  chains_kernel<I><<<(outputs + 127) / 128, 128>>>(dcases, static_cast<int>(cases.size()), da, db, rows, k, scratch,
+                                                   dout);
+  const bool ran = cudaDeviceSynchronize() == cudaSuccess;
+  std::vector<double> out(static_cast<std::size_t>(outputs));
+  cudaMemcpy(out.data(), dout, out.size() * sizeof(double), cudaMemcpyDeviceToHost);
+  cudaFree(dcases);
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(scratch);
+  cudaFree(dout);
+  if (!ran) return std::string(name) + ": the kernel failed";
+  int bad = 0;
+  std::vector<float> ha(k), hb(k);
+  for (int o = 0; o < outputs; ++o) {
+    const int c = o / rows, r = o % rows;
+    for (int t = 0; t < k; ++t) {
+      ha[t] = decode_operand<T>(a[r * k + t]);
+      hb[t] = decode_operand<T>(b[r * k + t]);
+    }
+    const double h = run_chain(cases[c], ha.data(), hb.data(), k);
+    bad += std::memcmp(&h, &out[o], sizeof h) != 0;
+  }
+  return bad == 0 ? "" : std::string(name) + ": " + std::to_string(bad) + " of " + std::to_string(outputs) + " differ; ";
+}
+
+#define LPLAB_DEVICE_NAME(type, names, description) #type,
+constexpr const char* kCatalogNames[] = {LPLAB_FORMAT_CATALOG(LPLAB_DEVICE_NAME)};
+#undef LPLAB_DEVICE_NAME
+
+template <std::size_t... I>
+std::string every_format_differs(std::index_sequence<I...>) {
+  return (chains_differ<I>(kCatalogNames[I]) + ...);
+}
+
+TEST(Device, every_accumulation_model_on_every_format_matches_host) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device: device code compiled, not run";
+  EXPECT_EQ(every_format_differs(std::make_index_sequence<std::tuple_size_v<Catalog> - 1>{}), "");
+}
+
+// ---------------------------------------------------------------------------
+// Scale rules: for amax bits a, the block scale under each rule (scale code
+// and factor bits) and the per-tensor scale for a few margins.
+
+using ElemScalePairs = std::tuple<
+    std::pair<float8_e4m3fn, float8_e8m0fnu>, std::pair<float8_e5m2, float8_e8m0fnu>,
+    std::pair<float8_e4m3fnuz, float8_e8m0fnu>, std::pair<float8_e5m2fnuz, float8_e8m0fnu>,
+    std::pair<float6_e2m3fn, float8_e8m0fnu>, std::pair<float6_e3m2fn, float8_e8m0fnu>,
+    std::pair<float4_e2m1fn, float8_e8m0fnu>, std::pair<float4_e2m1fn, float8_e4m3fn>,
+    std::pair<float6_e2m3fn, float8_e4m3fn>, std::pair<float8_e4m3fn, float8_e4m3fn>>;
+constexpr int kScaleOutputs = 3 * 2 + 5;  // (code, factor) per rule, then a scale per margin below
+
+template <std::size_t I>
+__host__ __device__ void scale_outputs(std::uint32_t amax_bits, std::uint32_t* out) {
+  using Elem = typename std::tuple_element_t<I, ElemScalePairs>::first_type;
+  using Scale = typename std::tuple_element_t<I, ElemScalePairs>::second_type;
+  const float s_enc = kernels::scale_rules::encode_scale<Elem, Scale>(amax_bits ^ 0x0100'0000u);
+  int o = 0;
+  for (kernels::ScaleRule rule : {kernels::ScaleRule::floor, kernels::ScaleRule::ceil, kernels::ScaleRule::amax_ratio}) {
+    Scale scale{};
+    float factor = 0;
+    kernels::scale_rules::block_scale<Elem, Scale>(rule, amax_bits, rule == kernels::ScaleRule::amax_ratio ? s_enc : 1.0f,
+                                                   scale, factor);
+    out[o++] = scale.bits();
+    out[o++] = detail::bit_cast<std::uint32_t>(factor);
+  }
+  for (int m : {-130, -3, 0, 2, 150})
+    out[o++] = detail::bit_cast<std::uint32_t>(
+        kernels::scale_rules::tensor_scale<Elem>(detail::bit_cast<float>(amax_bits), m));
+}
+
+template <std::size_t I>
+__global__ void scales_kernel(const std::uint32_t* amax, int n, std::uint32_t* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) scale_outputs<I>(amax[i], out + static_cast<std::size_t>(i) * kScaleOutputs);
+}
+
+// amax bits: every exponent field with a few significands, +inf and a NaN.
+std::vector<std::uint32_t> amax_inputs() {
+  std::vector<std::uint32_t> v{0, 0x7F80'0000, 0x7FC0'0000};
+  for (std::uint32_t e = 0; e < 255; ++e)
+    for (std::uint32_t m : {0u, 1u, 0x20'0000u, 0x60'0000u, 0x7F'FFFFu}) v.push_back(e << 23 | m);
+  return v;
+}
+
+template <std::size_t I>
+int scale_mismatches() {
+  const std::vector<std::uint32_t> in = amax_inputs();
+  const int n = static_cast<int>(in.size());
+  std::uint32_t *din = nullptr, *dout = nullptr;
+  if (cudaMalloc(&din, in.size() * 4) != cudaSuccess || cudaMalloc(&dout, in.size() * 4 * kScaleOutputs) != cudaSuccess)
+    return -1;
+  cudaMemcpy(din, in.data(), in.size() * 4, cudaMemcpyHostToDevice);
+  scales_kernel<I><<<(n + 127) / 128, 128>>>(din, n, dout);
+  const bool ran = cudaDeviceSynchronize() == cudaSuccess;
+  std::vector<std::uint32_t> out(in.size() * kScaleOutputs);
+  cudaMemcpy(out.data(), dout, out.size() * 4, cudaMemcpyDeviceToHost);
+  cudaFree(din);
+  cudaFree(dout);
+  if (!ran) return -1;
+  int bad = 0;
+  std::uint32_t host[kScaleOutputs];
+  for (int i = 0; i < n; ++i) {
+    scale_outputs<I>(in[i], host);
+    bad += std::memcmp(host, &out[static_cast<std::size_t>(i) * kScaleOutputs], sizeof host) != 0;
+  }
+  return bad;
+}
+
+template <std::size_t... I>
+std::string every_pair_differs(std::index_sequence<I...>) {
+  std::string errors;
+  ((errors += scale_mismatches<I>() == 0 ? "" : "pair " + std::to_string(I) + " differs; "), ...);
+  return errors;
+}
+
+TEST(Device, every_scale_rule_matches_host) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device: device code compiled, not run";
+  EXPECT_EQ(every_pair_differs(std::make_index_sequence<std::tuple_size_v<ElemScalePairs>>{}), "");
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // the fp16/bf16 chains, a bit-field implementation of the tensor-core model —
 // plus the published figures (bf16 summation stagnating at 256, fp16 at 2048,
 // tensor-core FP8 accumulation losing percents at k = 4096).
+#include "lplab/kernels/exact_sum.h"
 #include "lplab/kernels/matmul.h"
+#include "lplab/kernels/tensor_core_step.h"
 #include "lplab/kernels/targets.h"
 
 #include <gtest/gtest.h>
@@ -765,6 +767,73 @@ TEST(TensorCore, fp8_accumulation_loss_at_k4096_and_promotion) {
   EXPECT_GT(best_chain, 0.01);  // every output more than 1% too low
   EXPECT_LT(worst_chain, 0.2);
   EXPECT_LT(worst_promoted * 50, best_chain);  // promotion: well over an order of magnitude better
+}
+
+}  // namespace
+}  // namespace lplab::kernels
+
+// The portable core's bit helpers (tensor_core_step.h, exact_sum.h: no libm,
+// so that device code can use them) against libm's own functions.
+
+namespace lplab::kernels {
+namespace {
+
+// Finite nonzero doubles: every binade's edges, subnormals, random patterns.
+std::vector<double> finite_nonzero_doubles() {
+  std::vector<double> v;
+  for (int e = -1074; e <= 1023; ++e) {
+    const double p = std::ldexp(1.0, e);
+    for (double x : {p, std::nextafter(p, 0.0), std::nextafter(p, 2 * p), 1.5 * p})
+      if (x != 0 && std::isfinite(x)) v.insert(v.end(), {x, -x});
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 100000; ++i) {
+    const double x = std::bit_cast<double>(rng());
+    if (x != 0 && std::isfinite(x)) v.push_back(x);
+  }
+  return v;
+}
+
+TEST(PortableCore, exponent_and_scaling_match_libm) {
+  std::uint64_t bad_exp = 0, bad_scale = 0, checked = 0;
+  for (double x : finite_nonzero_doubles()) {
+    bad_exp += tensor_core::exponent_of(x) != std::ilogb(x);
+    const int e = std::ilogb(x);
+    // Shifts whose result stays normal (the model's range: |n| <= 300).
+    for (int n : {-300, -277, -133, -64, -1, 0, 1, 25, 64, 241, 300}) {
+      if (e + n < -1022 || e + n > 1023) continue;
+      ++checked;
+      bad_scale += tensor_core::scale2(x, n) != std::ldexp(x, n);
+    }
+  }
+  EXPECT_EQ(bad_exp, 0u);
+  EXPECT_EQ(bad_scale, 0u);
+  EXPECT_GT(checked, 1000000u);
+}
+
+TEST(PortableCore, sum_rounded_to_odd_matches_nextafter) {
+  // The libm form of round-to-odd: TwoSum, then nextafter toward lo from an even hi.
+  const auto reference = [](double a, double b) {
+    const double hi = a + b;
+    if (!std::isfinite(hi)) return hi;
+    const double bb = hi - a;
+    const double lo = (a - (hi - bb)) + (b - bb);
+    if (lo == 0 || (std::bit_cast<std::uint64_t>(hi) & 1) != 0) return hi;
+    return std::nextafter(hi, lo > 0 ? HUGE_VAL : -HUGE_VAL);
+  };
+  std::mt19937_64 rng(11);
+  std::uint64_t bad = 0, inexact = 0;
+  for (int i = 0; i < 1000000; ++i) {
+    // Operands a few binades apart, so that most sums are inexact.
+    const double a = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 120) - 60) *
+                     ((rng() & 1) != 0 ? -1 : 1);
+    const double b = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 120) - 60);
+    const double r = exact_sum_odd(a, b);
+    bad += std::bit_cast<std::uint64_t>(r) != std::bit_cast<std::uint64_t>(reference(a, b));
+    inexact += r != a + b;
+  }
+  EXPECT_EQ(bad, 0u);
+  EXPECT_GT(inexact, 100000u);  // the nudge was exercised
 }
 
 }  // namespace

@@ -760,5 +760,28 @@ TEST(TileScaling, matches_the_reference_on_every_shape) {
   EXPECT_THROW(quantize(TileScaling<float8_e4m3fn>{.tile_rows = 0}, x, 4, q, sc), std::invalid_argument);
 }
 
+// The portable rule (scale_rules.h, no libm) against the formula written
+// with libm's ldexp, over amax values of every binade and margins whose
+// result overflows, is subnormal or underflows.
+TEST(TensorScaling, portable_rule_matches_ldexp) {
+  const auto reference = [](float amax, int margin) {
+    if (amax == 0.0f || !std::isfinite(amax)) return 1.0f;
+    const float scale = std::ldexp(static_cast<float>(finfo<float8_e4m3fn>::max) / amax, -margin);
+    if (std::isinf(scale)) return std::numeric_limits<float>::max();
+    if (scale == 0.0f) return std::numeric_limits<float>::denorm_min();
+    return scale;
+  };
+  std::uint64_t bad = 0, n = 0;
+  for (std::uint32_t e = 0; e < 256; ++e)
+    for (std::uint32_t m : {0u, 1u, 0x155555u, 0x7FFFFFu})
+      for (int margin : {-500, -300, -140, -100, -2, 0, 1, 7, 100, 140, 150, 300, 500}) {
+        const float amax = std::bit_cast<float>(e << 23 | m);
+        ++n;
+        bad += std::bit_cast<std::uint32_t>(scale_rules::tensor_scale<float8_e4m3fn>(amax, margin)) !=
+               std::bit_cast<std::uint32_t>(reference(amax, margin));
+      }
+  EXPECT_EQ(bad, 0u) << "of " << n;
+}
+
 }  // namespace
 }  // namespace lplab::kernels

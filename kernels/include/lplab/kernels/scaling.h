@@ -119,14 +119,9 @@
 
 #include "lplab/formats.h"
 #include "lplab/kernels/packed.h"
+#include "lplab/kernels/scale_rules.h"  // ScaleRule, and the rules below as portable code
 
 namespace lplab::kernels {
-
-enum class ScaleRule : std::uint8_t {
-  floor,       // 2^(floor(log2 amax) - emax_elem), OCP MX v1.0 section 6.3
-  ceil,        // 2^ceil(log2(amax / max_elem)): the block maximum never saturates
-  amax_ratio,  // amax / max_elem rounded into the scale format (NVFP4)
-};
 
 namespace detail {
 template <class T, class... List>

@@ -1,0 +1,151 @@
+// The scale rules of block and tensor scaling, per block and per tensor,
+// portable: LPLAB_HD, no libm, so that the CPU kernels (scaling.cpp: loops
+// and SIMD around these) and a device backend compute the same scales. The
+// rules, with their sources, are stated in scaling.h; amax arrives as the bits
+// of |x| (0b0'eeeeeeee'm..m: ordered as the magnitudes, +inf above every
+// finite value, NaN above +inf).
+#pragma once
+
+#include <cstdint>
+
+#include "lplab/formats.h"
+
+namespace lplab::kernels {
+
+enum class ScaleRule : std::uint8_t {
+  floor,       // 2^(floor(log2 amax) - emax_elem), OCP MX v1.0 section 6.3
+  ceil,        // 2^ceil(log2(amax / max_elem)): the block maximum never saturates
+  amax_ratio,  // amax / max_elem rounded into the scale format (NVFP4)
+};
+
+namespace scale_rules {
+
+inline constexpr std::uint32_t kInfBits = 0x7F80'0000;  // +inf: non-finite at or above
+inline constexpr float kFloatMax = 0x1.fffffep127f;
+
+LPLAB_HD constexpr bool is_nonfinite(std::uint32_t abs_bits) noexcept { return abs_bits >= kInfBits; }
+LPLAB_HD constexpr float float_of(std::uint32_t bits) noexcept { return lplab::detail::bit_cast<float>(bits); }
+LPLAB_HD constexpr float min_of(float a, float b) noexcept { return b < a ? b : a; }
+
+// 2^e as a float for -149 <= e <= 127, from its bits (subnormal below -126).
+LPLAB_HD constexpr float pow2f(int e) noexcept {
+  return e >= -126 ? float_of(static_cast<std::uint32_t>(e + 127) << 23)
+                   : float_of(std::uint32_t{1} << (e + 149));
+}
+
+// The constants of an (element, scale) pair, from the formats' descriptors.
+template <class Elem, class Scale>
+struct Constants {
+  using EI = finfo<Elem>;
+  using SI = finfo<Scale>;
+  // Exponent of the element's largest normal binade (E4M3 8, E5M2 15, E2M3 2, E3M2 4, E2M1 2).
+  static constexpr int emax_elem = EI::maxexp - 1;
+  static constexpr float max_elem = static_cast<float>(EI::max);
+  // max_elem's significand 1.m as a 24-bit integer, float's significand width:
+  // E4M3 448 = 1.75 * 2^8 -> 0b111 << 21.
+  static constexpr std::uint32_t max_sig =
+      static_cast<std::uint32_t>((EI::max_code & ((std::uint64_t{1} << EI::mantissa_bits) - 1)) |
+                                 (std::uint64_t{1} << EI::mantissa_bits))
+      << (23 - EI::mantissa_bits);
+  // The powers of two the scale format holds: 2^x_min .. 2^x_max
+  // (E8M0 -127 .. 127; E4M3 2^-9 (subnormal) .. 2^8).
+  static constexpr int x_min = SI::minexp - (SI::has_subnormals ? SI::mantissa_bits : 0);
+  static constexpr int x_max = SI::maxexp - 1;
+  // The tensor scale's numerator max_elem * max_scale (NVFP4: 6 * 448 = 2688),
+  // saturated to float.
+  static constexpr float encode_numerator =
+      lplab::convert<float>(EI::max * SI::max, Round::nearest_even, Overflow::saturate);
+  // Smallest positive scale, for a scale format without zero (E8M0 2^-127).
+  static constexpr float min_scale = static_cast<float>(SI::has_zero ? 0.0 : SI::min);
+
+  // See scaling.h: below 2^-126 the product x * 2^-X may be inexact, and must
+  // then lie below half the element format's smallest subnormal.
+  static_assert(EI::smallest_subnormal / 2 > 0x1p-126, "multiply-then-round needs this");
+};
+
+// X of a power-of-two rule (floor or ceil) for a finite amax.
+template <class Elem, class Scale>
+LPLAB_HD constexpr int power_of_two_exponent(ScaleRule rule, std::uint32_t amax_bits) noexcept {
+  using C = Constants<Elem, Scale>;
+  if (amax_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
+  // amax = sig * 2^(floor_log2 - 23) with sig in [2^23, 2^24): exact integers.
+  const std::uint32_t field = amax_bits >> 23;
+  int floor_log2 = 0;
+  std::uint32_t sig = 0;
+  if (field != 0) {
+    floor_log2 = static_cast<int>(field) - 127;
+    sig = (amax_bits & 0x7F'FFFF) | 0x80'0000;
+  } else {  // subnormal: normalise
+    const int top = lplab::detail::top_bit(amax_bits);
+    floor_log2 = top - 149;
+    sig = amax_bits << (23 - top);
+  }
+  int x = floor_log2 - C::emax_elem;
+  // ceil(log2(amax / max_elem)): amax / 2^x has the significand sig in
+  // max_elem's binade, so it exceeds max_elem exactly when sig > max_sig, and
+  // then one more power of two brings it below.
+  if (rule == ScaleRule::ceil && sig > C::max_sig) ++x;
+  return x < C::x_min ? C::x_min : x > C::x_max ? C::x_max : x;
+}
+
+// The scale 2^X and the factor 2^-X the elements are multiplied by (both
+// exact: 2^-127 .. 2^127 are floats), for X in [x_min, x_max].
+template <class Elem, class Scale>
+LPLAB_HD constexpr void power_of_two_scale(int x, Scale& scale, float& factor) noexcept {
+  scale = lplab::convert<Scale>(pow2f(x));
+  factor = pow2f(-x);
+}
+
+// The tensor scale s_enc of a scheme with one (NVFP4), from the tensor's amax.
+template <class Elem, class Scale>
+LPLAB_HD constexpr float encode_scale(std::uint32_t amax_bits) noexcept {
+  if (amax_bits == 0 || is_nonfinite(amax_bits)) return 1.0f;
+  return min_of(Constants<Elem, Scale>::encode_numerator / float_of(amax_bits), kFloatMax);
+}
+
+// One block's scale, and the factor its elements are multiplied by before
+// rounding: 0 for a block with a NaN or an infinity inside, whose elements
+// become +0 and whose scale is the scale format's NaN.
+template <class Elem, class Scale>
+LPLAB_HD constexpr void block_scale(ScaleRule rule, std::uint32_t amax_bits, float s_enc, Scale& scale,
+                                    float& factor) noexcept {
+  using C = Constants<Elem, Scale>;
+  if (is_nonfinite(amax_bits)) {
+    scale = Scale::from_bits(finfo<Scale>::nan_code);
+    factor = 0.0f;
+    return;
+  }
+  if (rule != ScaleRule::amax_ratio) {
+    power_of_two_scale<Elem, Scale>(power_of_two_exponent<Elem, Scale>(rule, amax_bits), scale, factor);
+    return;
+  }
+  const float s_dec = float_of(amax_bits) / C::max_elem;
+  float v = s_dec * s_enc;
+  if (v == 0.0f) v = C::min_scale;
+  scale = lplab::convert<Scale>(v, Round::nearest_even, Overflow::saturate);
+  const float sf = static_cast<float>(scale);
+  factor = sf == 0.0f ? 0.0f : min_of(s_enc / sf, kFloatMax);
+}
+
+// Per-tensor scaling's scale, (max_elem / amax) * 2^-margin in float32 (the
+// quotient rounded, then the power of two applied with one rounding, as
+// ldexp does: in double, where every such product is exact); FLT_MAX where
+// that overflows, the smallest positive float where it underflows to 0, 1
+// where amax is 0, infinite or NaN.
+template <class Elem>
+LPLAB_HD constexpr float tensor_scale(float amax, int margin) noexcept {
+  const std::uint32_t bits = lplab::detail::bit_cast<std::uint32_t>(amax) & 0x7FFF'FFFF;
+  if (bits == 0 || is_nonfinite(bits)) return 1.0f;
+  const float q = static_cast<float>(finfo<Elem>::max) / amax;
+  // |margin| beyond 400 already takes every float quotient past float's
+  // range; within it 2^-margin is a normal double, built from its bits.
+  const int m = margin > 400 ? 400 : margin < -400 ? -400 : margin;
+  const double p = static_cast<double>(q) * lplab::detail::bit_cast<double>(static_cast<std::uint64_t>(1023 - m) << 52);
+  const float scale = static_cast<float>(p);
+  if (scale > kFloatMax || scale < -kFloatMax) return kFloatMax;
+  if (scale == 0.0f) return pow2f(-149);
+  return scale;
+}
+
+}  // namespace scale_rules
+}  // namespace lplab::kernels
