@@ -3,6 +3,7 @@
 // the fp16/bf16 chains, a bit-field implementation of the tensor-core model —
 // plus the published figures (bf16 summation stagnating at 256, fp16 at 2048,
 // tensor-core FP8 accumulation losing percents at k = 4096).
+#include "lplab/kernels/double_bits.h"
 #include "lplab/kernels/exact_sum.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/tensor_core_step.h"
@@ -772,8 +773,8 @@ TEST(TensorCore, fp8_accumulation_loss_at_k4096_and_promotion) {
 }  // namespace
 }  // namespace lplab::kernels
 
-// The portable core's bit helpers (tensor_core_step.h, exact_sum.h: no libm,
-// so that device code can use them) against libm's own functions.
+// The portable core's bit helpers (double_bits.h, exact_sum.h: no libm, so
+// that device code can use them) against libm's own functions.
 
 namespace lplab::kernels {
 namespace {
@@ -797,13 +798,13 @@ std::vector<double> finite_nonzero_doubles() {
 TEST(PortableCore, exponent_and_scaling_match_libm) {
   std::uint64_t bad_exp = 0, bad_scale = 0, checked = 0;
   for (double x : finite_nonzero_doubles()) {
-    bad_exp += tensor_core::exponent_of(x) != std::ilogb(x);
+    bad_exp += double_bits::exponent_of(x) != std::ilogb(x);
     const int e = std::ilogb(x);
     // Shifts whose result stays normal (the model's range: |n| <= 300).
     for (int n : {-300, -277, -133, -64, -1, 0, 1, 25, 64, 241, 300}) {
       if (e + n < -1022 || e + n > 1023) continue;
       ++checked;
-      bad_scale += tensor_core::scale2(x, n) != std::ldexp(x, n);
+      bad_scale += double_bits::scale2(x, n) != std::ldexp(x, n);
     }
   }
   EXPECT_EQ(bad_exp, 0u);

@@ -10,6 +10,7 @@
 
 #include "lplab/formats/config.h"
 #include "lplab/formats/value.h"
+#include "lplab/kernels/double_bits.h"
 
 namespace lplab::kernels {
 
@@ -20,9 +21,8 @@ namespace lplab::kernels {
 // hi's sign, down otherwise (hi is not zero here: a sum that rounds to zero
 // is exact).
 LPLAB_HD constexpr double round_to_odd(double hi, double lo) noexcept {
-  constexpr std::uint64_t exp_mask = 0x7FF0'0000'0000'0000;
-  const std::uint64_t h = lplab::detail::bit_cast<std::uint64_t>(hi);
-  if (lo == 0 || (h & exp_mask) == exp_mask || (h & 1) != 0) return hi;
+  const std::uint64_t h = double_bits::bits_of(hi);
+  if (lo == 0 || !double_bits::is_finite(hi) || (h & 1) != 0) return hi;
   const bool same_sign = (lo > 0) == (hi > 0);
   return lplab::detail::bit_cast<double>(same_sign ? h + 1 : h - 1);
 }
@@ -31,7 +31,7 @@ LPLAB_HD constexpr double round_to_odd(double hi, double lo) noexcept {
 // the rounded sum for finite a, b; infinities and NaN follow IEEE.
 LPLAB_HD constexpr double exact_sum_odd(double a, double b) noexcept {
   const double hi = a + b;
-  if ((lplab::detail::bit_cast<std::uint64_t>(hi) & 0x7FF0'0000'0000'0000) == 0x7FF0'0000'0000'0000) return hi;
+  if (!double_bits::is_finite(hi)) return hi;
   const double bb = hi - a;
   const double lo = (a - (hi - bb)) + (b - bb);
   return round_to_odd(hi, lo);

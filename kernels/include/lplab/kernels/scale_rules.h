@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "lplab/formats.h"
+#include "lplab/kernels/double_bits.h"
 
 namespace lplab::kernels {
 
@@ -138,9 +139,9 @@ LPLAB_HD constexpr float tensor_scale(float amax, int margin) noexcept {
   if (bits == 0 || is_nonfinite(bits)) return 1.0f;
   const float q = static_cast<float>(finfo<Elem>::max) / amax;
   // |margin| beyond 400 already takes every float quotient past float's
-  // range; within it 2^-margin is a normal double, built from its bits.
+  // range; within it 2^-margin is a normal double.
   const int m = margin > 400 ? 400 : margin < -400 ? -400 : margin;
-  const double p = static_cast<double>(q) * lplab::detail::bit_cast<double>(static_cast<std::uint64_t>(1023 - m) << 52);
+  const double p = static_cast<double>(q) * double_bits::pow2(-m);
   const float scale = static_cast<float>(p);
   if (scale > kFloatMax || scale < -kFloatMax) return kFloatMax;
   if (scale == 0.0f) return pow2f(-149);

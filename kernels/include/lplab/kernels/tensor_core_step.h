@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "lplab/formats/config.h"
+#include "lplab/kernels/double_bits.h"
 
 namespace lplab::kernels {
 
@@ -41,47 +42,16 @@ struct TensorCoreModel {
 namespace tensor_core {
 
 inline constexpr int kFp32Emin = -126;
-inline constexpr std::uint64_t kExpMask = 0x7FF0'0000'0000'0000;  // binary64's exponent field
-inline constexpr std::uint64_t kSignMask = 0x8000'0000'0000'0000;
-
-LPLAB_HD constexpr std::uint64_t bits_of(double x) noexcept { return lplab::detail::bit_cast<std::uint64_t>(x); }
-LPLAB_HD constexpr bool is_finite(double x) noexcept { return (bits_of(x) & kExpMask) != kExpMask; }
-LPLAB_HD constexpr bool is_nan(double x) noexcept { return (bits_of(x) & ~kSignMask) > kExpMask; }
-LPLAB_HD constexpr double infinity(bool neg) noexcept {
-  return lplab::detail::bit_cast<double>(kExpMask | (neg ? kSignMask : 0));
-}
-LPLAB_HD constexpr double quiet_nan() noexcept { return lplab::detail::bit_cast<double>(kExpMask | (std::uint64_t{1} << 51)); }
-
-// 2^e for a normal exponent, -1022 <= e <= 1023, from its bits.
-LPLAB_HD constexpr double pow2(int e) noexcept {
-  return lplab::detail::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
-}
-
-// x * 2^n, exact where the result is normal: at most two power-of-two
-// factors (the model's shifts stay within -300 .. 300).
-LPLAB_HD constexpr double scale2(double x, int n) noexcept {
-  if (n > 1023) return x * pow2(1023) * pow2(n - 1023);
-  if (n < -1022) return x * pow2(-1022) * pow2(n + 1022);
-  return x * pow2(n);
-}
-
-// floor(log2|x|) of a nonzero finite x (ilogb), subnormals included.
-LPLAB_HD constexpr int exponent_of(double x) noexcept {
-  const std::uint64_t b = bits_of(x) & ~kSignMask;
-  const int field = static_cast<int>(b >> 52);
-  if (field != 0) return field - 1023;
-  return lplab::detail::top_bit(b) - 1074;  // subnormal: 2^-1074 times its integer
-}
 
 // The exponent of a nonzero finite x, values below 2^emin counted at emin.
 LPLAB_HD constexpr int alignment_exponent(double x, int emin) noexcept {
-  const int e = exponent_of(x);
+  const int e = double_bits::exponent_of(x);
   return e < emin ? emin : e;
 }
 
 // x truncated toward zero to a multiple of 2^q, as an integer count of 2^q.
 LPLAB_HD constexpr std::int64_t truncate_to_grid(double x, int q) noexcept {
-  return static_cast<std::int64_t>(scale2(x, -q));
+  return static_cast<std::int64_t>(double_bits::scale2(x, -q));
 }
 
 // Step 4: the block's exact sum (`units` of 2^q) normalised and truncated
@@ -97,8 +67,8 @@ LPLAB_HD constexpr double normalise_truncated(std::int64_t units, int q, int bit
   const int drop = (lead - (bits - 1)) - q;  // bits of `units` below the grid
   if (drop > 0) mag = drop >= 64 ? 0 : (mag >> drop) << drop;
   if (mag == 0) return 0.0;
-  const double v = scale2(static_cast<double>(mag), q);  // exact: at most `bits` <= 49 bits
-  if (v >= 0x1p128) return infinity(neg);
+  const double v = double_bits::scale2(static_cast<double>(mag), q);  // exact: at most `bits` <= 49 bits
+  if (v >= 0x1p128) return double_bits::infinity(neg);
   return neg ? -v : v;
 }
 
@@ -108,16 +78,16 @@ LPLAB_HD constexpr double block_step(const TensorCoreModel& m, double c, const f
                                      std::size_t ldb, std::size_t n) noexcept {
   // Specials first: NaN anywhere, or infinities, decide the block by IEEE's rules.
   double special = 0.0;
-  bool any_special = !is_finite(c);
+  bool any_special = !double_bits::is_finite(c);
   if (any_special) special = c;
   for (std::size_t t = 0; t < n; ++t) {
     const double prod = static_cast<double>(a[t]) * static_cast<double>(b[t * ldb]);
-    if (!is_finite(prod)) {
+    if (!double_bits::is_finite(prod)) {
       special = any_special ? special + prod : prod;  // inf + -inf and NaN give NaN
       any_special = true;
     }
   }
-  if (any_special) return is_nan(special) ? quiet_nan() : special;
+  if (any_special) return double_bits::is_nan(special) ? double_bits::quiet_nan() : special;
   // Step 1: the largest alignment exponent.
   int E = c != 0 ? alignment_exponent(c, kFp32Emin) : m.zero_exponent;
   bool all_zero = c == 0;
