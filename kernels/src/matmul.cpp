@@ -30,6 +30,8 @@ namespace detail {
 LPLAB_GEMM_DECLARE(base)
 #if LPLAB_GEMM_X86_LEVELS
 LPLAB_GEMM_DECLARE(v3)
+#endif
+#if LPLAB_GEMM_X86_V4
 LPLAB_GEMM_DECLARE(v4)
 #endif
 #undef LPLAB_GEMM_DECLARE
@@ -50,7 +52,9 @@ struct Gemm {
 Gemm pick_gemm() {
 #if LPLAB_GEMM_X86_LEVELS
   const std::int64_t t = current_simd_target().id;
+#if LPLAB_GEMM_X86_V4
   if (t <= HWY_AVX3) return {&gemm_f32_v4, &gemm_f32_isa_v4};
+#endif
   if (t == HWY_AVX2) return {&gemm_f32_v3, &gemm_f32_isa_v3};
 #endif
   return {&gemm_f32_base, &gemm_f32_isa_base};
