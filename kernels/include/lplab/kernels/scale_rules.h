@@ -21,7 +21,14 @@ enum class ScaleRule : std::uint8_t {
 
 namespace scale_rules {
 
-inline constexpr std::uint32_t kInfBits = 0x7F80'0000;  // +inf: non-finite at or above
+// binary32's constants, as the format core derives them from its descriptor.
+using Binary32 = lplab::detail::Layout<lplab::detail::binary32>;
+inline constexpr int kM = Binary32::M;                      // 23
+inline constexpr int kEmin = Binary32::emin;                // -126
+inline constexpr int kEtiny = kEmin - kM;                   // -149: the smallest subnormal's exponent
+inline constexpr std::uint32_t kInfBits = Binary32::inf_code;  // +inf (0x7F80'0000): non-finite at or above
+inline constexpr std::uint32_t kMagMask = Binary32::mag_mask;  // 0x7FFF'FFFF
+static_assert(kInfBits == 0x7F80'0000 && kEtiny == -149);
 inline constexpr float kFloatMax = 0x1.fffffep127f;
 
 LPLAB_HD constexpr bool is_nonfinite(std::uint32_t abs_bits) noexcept { return abs_bits >= kInfBits; }
@@ -30,8 +37,8 @@ LPLAB_HD constexpr float min_of(float a, float b) noexcept { return b < a ? b : 
 
 // 2^e as a float for -149 <= e <= 127, from its bits (subnormal below -126).
 LPLAB_HD constexpr float pow2f(int e) noexcept {
-  return e >= -126 ? float_of(static_cast<std::uint32_t>(e + 127) << 23)
-                   : float_of(std::uint32_t{1} << (e + 149));
+  return e >= kEmin ? float_of(static_cast<std::uint32_t>(e - kEmin + 1) << kM)
+                    : float_of(std::uint32_t{1} << (e - kEtiny));
 }
 
 // The constants of an (element, scale) pair, from the formats' descriptors.
@@ -70,16 +77,16 @@ LPLAB_HD constexpr int power_of_two_exponent(ScaleRule rule, std::uint32_t amax_
   using C = Constants<Elem, Scale>;
   if (amax_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
   // amax = sig * 2^(floor_log2 - 23) with sig in [2^23, 2^24): exact integers.
-  const std::uint32_t field = amax_bits >> 23;
+  const std::uint32_t field = amax_bits >> kM;
   int floor_log2 = 0;
   std::uint32_t sig = 0;
   if (field != 0) {
-    floor_log2 = static_cast<int>(field) - 127;
-    sig = (amax_bits & 0x7F'FFFF) | 0x80'0000;
+    floor_log2 = static_cast<int>(field) + kEmin - 1;
+    sig = (amax_bits & Binary32::mant_mask) | (std::uint32_t{1} << kM);
   } else {  // subnormal: normalise
     const int top = lplab::detail::top_bit(amax_bits);
-    floor_log2 = top - 149;
-    sig = amax_bits << (23 - top);
+    floor_log2 = top + kEtiny;
+    sig = amax_bits << (kM - top);
   }
   int x = floor_log2 - C::emax_elem;
   // ceil(log2(amax / max_elem)): amax / 2^x has the significand sig in
@@ -135,7 +142,7 @@ LPLAB_HD constexpr void block_scale(ScaleRule rule, std::uint32_t amax_bits, flo
 // where amax is 0, infinite or NaN.
 template <class Elem>
 LPLAB_HD constexpr float tensor_scale(float amax, int margin) noexcept {
-  const std::uint32_t bits = lplab::detail::bit_cast<std::uint32_t>(amax) & 0x7FFF'FFFF;
+  const std::uint32_t bits = lplab::detail::bit_cast<std::uint32_t>(amax) & kMagMask;
   if (bits == 0 || is_nonfinite(bits)) return 1.0f;
   const float q = static_cast<float>(finfo<Elem>::max) / amax;
   // |margin| beyond 400 already takes every float quotient past float's
@@ -144,7 +151,7 @@ LPLAB_HD constexpr float tensor_scale(float amax, int margin) noexcept {
   const double p = static_cast<double>(q) * double_bits::pow2(-m);
   const float scale = static_cast<float>(p);
   if (scale > kFloatMax || scale < -kFloatMax) return kFloatMax;
-  if (scale == 0.0f) return pow2f(-149);
+  if (scale == 0.0f) return pow2f(kEtiny);
   return scale;
 }
 
