@@ -33,7 +33,6 @@
 namespace bench {
 void eigen_native_gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, float* c);
 const char* eigen_native_isa();
-double fma_loop(std::size_t iters, float* sink, double* lanes);
 }  // namespace bench
 
 namespace {
@@ -63,15 +62,13 @@ void bytes(benchmark::State& state, double per_iteration) {
   state.counters["B/s"] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The kernels' FMA probe (lplab/kernels/probes.h), the same loop the
+// roofline experiment's roof is measured with, in the dispatched target.
 void BM_fma_peak(benchmark::State& state) {
-  float sink = 0;
-  double lanes = 0, f = 0;
-  for (auto _ : state) {
-    f = bench::fma_loop(1 << 20, &sink, &lanes);
-    benchmark::DoNotOptimize(sink);
-  }
+  double f = 0;
+  for (auto _ : state) f = lplab::kernels::probe::fma_f32(1 << 20);
   flops(state, f);
-  state.SetLabel(std::to_string(static_cast<int>(lanes)) + " lanes");
+  state.SetLabel(std::to_string(lplab::kernels::probe::f32_lanes()) + " lanes");
 }
 
 void BM_eigen_native(benchmark::State& state, std::size_t n) {

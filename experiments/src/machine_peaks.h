@@ -2,7 +2,9 @@
 // (ERT, Lo et al. 2014, "Roofline Model Toolkit: A Practical Tool for
 // Architectural and Program Analysis") does: a loop of independent fused
 // multiply-adds for the compute peak, STREAM-style kernels (McCalpin 1995)
-// for the bandwidth. Shared by the roofline and throughput experiments.
+// for the bandwidth. Shared by the roofline and throughput experiments; the
+// loops themselves are the kernels' probes (lplab/kernels/probes.h), run in
+// the SIMD target every kernel runs, on every thread alike.
 #pragma once
 
 #include <chrono>
@@ -13,7 +15,7 @@
 namespace lplab::experiments::machine {
 
 enum class PeakKind {
-  fp32_fma,  // vector FMA on float, best SIMD target (Highway dynamic dispatch)
+  fp32_fma,  // vector FMA on float in the kernels' SIMD target (lplab/kernels/probes.h)
   fp64_fma,  // the same on double
   bf16_dot,  // VDPBF16PS (AVX512-BF16): bf16 pairs into fp32 lanes
 };

@@ -66,10 +66,10 @@ HWY_EXPORT(BlockAbsMaxBits);
 HWY_EXPORT(ScaleBlocks);
 
 void block_abs_max_bits(const float* x, std::size_t n, std::size_t block, std::uint32_t* out) {
-  HWY_DISPATCH_TABLE(BlockAbsMaxBits)[dispatch_index()](x, n, block, out);
+  LPLAB_DISPATCH(BlockAbsMaxBits)(x, n, block, out);
 }
 void scale_blocks(const float* x, std::size_t n, std::size_t block, const float* factors, float* out) {
-  HWY_DISPATCH_TABLE(ScaleBlocks)[dispatch_index()](x, n, block, factors, out);
+  LPLAB_DISPATCH(ScaleBlocks)(x, n, block, factors, out);
 }
 }  // namespace lplab::kernels::detail
 #endif

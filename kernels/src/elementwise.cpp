@@ -505,7 +505,7 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
   for (const Step& s : chain) check_step(s);
   check_shapes(x.layout, y.layout, "map");
   const std::size_t n = y.layout.numel();
-  const auto apply = HWY_DISPATCH_TABLE(ApplyUnaryF32)[dispatch_index()];
+  const auto apply = LPLAB_DISPATCH(ApplyUnaryF32);
   // float in, float out, both contiguous, IEEE overflow (under which the
   // output conversion float -> float changes nothing but a signalling NaN,
   // which every op quiets): the ops read x and write y directly, whole
@@ -564,7 +564,7 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
   check_shapes(a.layout, y.layout, binary_name(op));
   check_shapes(b.layout, y.layout, binary_name(op));
   const std::size_t n = y.layout.numel();
-  const auto apply = HWY_DISPATCH_TABLE(ApplyBinaryF32)[dispatch_index()];
+  const auto apply = LPLAB_DISPATCH(ApplyBinaryF32);
   // All float and contiguous, IEEE overflow: straight from a and b into y (as map_unary).
   std::size_t done = 0;
   if (a.format == FormatId::float32 && b.format == FormatId::float32 && y.format == FormatId::float32 &&

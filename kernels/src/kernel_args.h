@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "dispatch.h"  // every user of these arguments dispatches
 #include "lplab/kernels/convert.h"
 
 namespace lplab::kernels {
@@ -31,10 +32,5 @@ struct DecodeArgs {
   // multiplying.
   bool float_arithmetic_exact;
 };
-
-// The entry of Highway's dispatch tables (HWY_EXPORT) that kernel calls on
-// this thread use: the target forced for this thread or the process
-// (targets.h), else Highway's choice for the CPU.
-std::size_t dispatch_index();
 
 }  // namespace lplab::kernels

@@ -147,13 +147,13 @@ HWY_EXPORT(DoubleLanes);
 void narrow_accumulate(const NarrowFormat& f, std::size_t m, std::size_t n, std::size_t k, const float* a,
                        const float* b, double* out, unsigned threads) {
   // B in double, rows padded with zeros to whole groups of four vectors.
-  const std::size_t group = 4 * HWY_DISPATCH_TABLE(DoubleLanes)[dispatch_index()]();
+  const std::size_t group = 4 * LPLAB_DISPATCH(DoubleLanes)();
   const std::size_t ldb = (n + group - 1) / group * group;
   std::vector<double> bd(k * ldb, 0.0);
   for (std::size_t t = 0; t < k; ++t)
     for (std::size_t j = 0; j < n; ++j) bd[t * ldb + j] = b[t * n + j];
   for_row_bands(m, threads, [&](std::size_t first, std::size_t rows) {
-    HWY_DISPATCH_TABLE(NarrowAccumulate)[dispatch_index()](f, rows, n, k, a + first * k, bd.data(), ldb,
+    LPLAB_DISPATCH(NarrowAccumulate)(f, rows, n, k, a + first * k, bd.data(), ldb,
                                                            out + first * n);
   });
 }

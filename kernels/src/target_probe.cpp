@@ -5,7 +5,8 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
-#include "kernel_args.h"
+#include "dispatch.h"
+#include "lplab/kernels/targets.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lplab::kernels::HWY_NAMESPACE {
@@ -17,7 +18,7 @@ HWY_AFTER_NAMESPACE();
 namespace lplab::kernels {
 HWY_EXPORT(KernelTargetName);
 namespace detail {
-const char* dispatched_target_name() { return HWY_DISPATCH_TABLE(KernelTargetName)[dispatch_index()](); }
+const char* dispatched_target_name() { return LPLAB_DISPATCH(KernelTargetName)(); }
 }  // namespace detail
 }  // namespace lplab::kernels
 #endif

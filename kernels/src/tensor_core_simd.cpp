@@ -179,7 +179,7 @@ std::int64_t operand_exponent(float x, int emin) {
 
 bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads) {
   if (model.block > 32 || model.fraction_bits > 44) return false;
-  const std::size_t lanes = HWY_DISPATCH_TABLE(TensorCoreLanes)[dispatch_index()]();
+  const std::size_t lanes = LPLAB_DISPATCH(TensorCoreLanes)();
   if (lanes == 0) return false;  // no double lanes
   const std::size_t m = p.m, n = p.n, k = p.k;
   const std::size_t group = std::max<std::size_t>(64, lanes);  // a whole number of vectors (lanes: a power of two)
@@ -201,7 +201,7 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
     }
   for_row_bands(m, threads, [&](std::size_t first, std::size_t rows) {
     std::vector<double> c(ldb), promoted(ldb);
-    HWY_DISPATCH_TABLE(TensorCoreRows)[dispatch_index()](
+    LPLAB_DISPATCH(TensorCoreRows)(
         model, rows, n, k, p.a + first * k, ea.data() + first * k, bd.data(), eb.data(), ldb, out + first * n,
         c.data(), promoted.data(), row_special.data() + first, col_special.data());
   });

@@ -18,6 +18,7 @@
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/ops.h"
 #include "lplab/kernels/packed.h"
+#include "lplab/kernels/probes.h"
 #include "lplab/kernels/random.h"
 #include "lplab/kernels/scaling.h"
 #include "lplab/kernels/targets.h"

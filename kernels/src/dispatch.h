@@ -1,0 +1,34 @@
+// The one way a kernel reaches its code for a SIMD target. Every compiled
+// kernel (foreach_target + HWY_EXPORT) is called through LPLAB_DISPATCH, and
+// nothing else in lplab indexes Highway's dispatch tables, so the choice of
+// target -- LPLAB_SIMD_TARGET, force_simd_target, force_thread_simd_target
+// (targets.h), else Highway's best for the CPU -- holds for every kernel
+// alike: conversions, scaling, elementwise ops, the tensor-core and narrow
+// accumulators, the GEMM's Eigen copies (matmul.cpp picks by
+// current_simd_target()) and the machine probes.
+#pragma once
+
+#include <cstddef>
+
+#include "hwy/highway.h"
+
+namespace lplab::kernels {
+
+// The entry of a HWY_EXPORT table that calls on this thread use: the target
+// forced for this thread or the process, else Highway's choice for the CPU
+// (entry 0, which makes that choice at the first call, while none is made).
+// Only for tables of a multi-target build (below).
+std::size_t dispatch_index();
+
+}  // namespace lplab::kernels
+
+// With one target compiled (HWY_COMPILE_ONLY_STATIC, or every other target
+// disabled) HWY_EXPORT makes a table of a single entry (hwy/highway.h), and
+// the only target there is to force is that one: the call is static. Indexing
+// that table by the CPU's best target would read past its end. dispatch_index
+// still runs, for what it checks (an invalid LPLAB_SIMD_TARGET).
+#if HWY_IDE || ((HWY_TARGETS & (HWY_TARGETS - 1)) == 0)
+#define LPLAB_DISPATCH(FUNC_NAME) (static_cast<void>(::lplab::kernels::dispatch_index()), HWY_STATIC_DISPATCH(FUNC_NAME))
+#else
+#define LPLAB_DISPATCH(FUNC_NAME) (*(HWY_DISPATCH_TABLE(FUNC_NAME)[::lplab::kernels::dispatch_index()]))
+#endif
