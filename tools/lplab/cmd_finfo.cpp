@@ -1,3 +1,4 @@
+// lplab finfo: each format's constants, as torch.finfo and numpy's finfo name them and more.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -15,8 +16,6 @@ struct Field {
   std::function<nlohmann::ordered_json(const FinfoRecord&)> json;
   std::function<std::string(const FinfoRecord&)> text;
 };
-
-std::string code_hex(std::uint64_t c, int bits) { return fmt::format("0x{:0{}x}", c, (bits + 3) / 4); }
 
 const std::vector<Field>& fields() {
   auto num = [](double FinfoRecord::*m) {
@@ -89,8 +88,6 @@ std::string torch_repr(const FormatEntry& e) {
       py_repr(r.smallest_normal), py_repr(r.tiny), e.name);
 }
 
-}  // namespace
-
 void run_finfo(const std::vector<const FormatEntry*>& fs, Output out) {
   if (out == Output::json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
@@ -127,5 +124,19 @@ void run_finfo(const std::vector<const FormatEntry*>& fs, Output out) {
   }
   fmt::print("{}", render_table(rows));
 }
+
+}  // namespace
+
+LPLAB_COMMAND(Command{"finfo",
+                      "Format constants: torch.finfo, numpy finfo and more",
+                      {positional("formats", "Formats (default: all)", false, true), flag("--all", "Every format"),
+                       output_option()},
+                      [](const Args& a) {
+                        const Output out = output_of(a);
+                        const std::vector<std::string> names = a.values("formats");
+                        if (a.given("--all") && !names.empty()) throw UsageError("give format names or --all, not both");
+                        run_finfo(resolve_formats(names), out);
+                        return 0;
+                      }});
 
 }  // namespace lplab::tool

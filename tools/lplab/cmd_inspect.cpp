@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
@@ -69,24 +70,6 @@ struct Row {
   Flags flags;
   std::optional<Outcomes> outcomes;  // stochastic rounding only
 };
-
-}  // namespace
-
-std::string code_hex(const FormatEntry* e, std::uint64_t c) { return fmt::format("0x{:0{}x}", c, (e->info.bits + 3) / 4); }
-
-nlohmann::ordered_json value_json(const FormatEntry* e, std::uint64_t c) {
-  const double v = e->to_double(c);
-  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(e->to_text(c));
-}
-
-std::string code_class(const FormatEntry* e, std::uint64_t c) {
-  const double v = e->to_double(c);
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return "infinity";
-  if (v == 0) return "zero";
-  if (std::fabs(v) < e->info.smallest_normal) return "subnormal";
-  return "normal";
-}
 
 void run_inspect(const std::string& value, const std::vector<const FormatEntry*>& fs,
                  const std::string& round, const std::string& overflow,
@@ -262,5 +245,78 @@ void run_decode(const std::string& code_text, std::vector<const FormatEntry*> fs
     print_stdout(fmt::format("code {}\n\n{}", code_text, render_table(table)));
   }
 }
+
+// CLI11 takes "-inf" and "-nan" for options (it knows "-3" is a number), and a
+// value after "--" goes to the top-level command, not to `inspect`: the value
+// is therefore taken out of the arguments before CLI11 sees them.
+bool negative_special(std::string_view s) {
+  if (s.size() < 4 || s[0] != '-') return false;
+  std::string t;
+  for (char c : s.substr(1)) t += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return t == "inf" || t == "infinity" || t == "nan" || (t.starts_with("nan(") && t.ends_with(")"));
+}
+
+// args[0] is "inspect".
+std::vector<std::string> take_values(std::vector<std::string>& args) {
+  std::vector<std::string> kept(args.begin(), args.begin() + 1), taken;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    const std::string_view prev = args[i - 1];
+    const bool is_option_value = prev.starts_with("--") && prev.find('=') == std::string_view::npos;
+    if (a == "--") {
+      taken.insert(taken.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    }
+    if (negative_special(a) && !is_option_value) taken.emplace_back(a);
+    else kept.push_back(args[i]);
+  }
+  args = kept;
+  return taken;
+}
+
+// A seed: a whole decimal number from 0 to 2^64 - 1, nothing else (CLI11
+// clamps a larger one to 2^64 - 1).
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size())
+    throw UsageError(fmt::format("--seed '{}': expected a whole number from 0 to 18446744073709551615", text));
+  return v;
+}
+
+int run(const Args& a) {
+  const Output out = output_of(a);
+  const std::vector<std::string> to = a.values("--to");
+  std::vector<std::string> taken = a.taken;
+  if (const std::string v = a.value("value"); !v.empty()) taken.insert(taken.begin(), v);
+  if (const auto code = a.optional_value("--code")) {
+    if (!taken.empty()) throw UsageError("give a value or --code, not both");
+    run_decode(*code, resolve_formats(to), !to.empty(), out);
+    return 0;
+  }
+  if (taken.empty()) throw UsageError("value is required (lplab inspect VALUE; -inf and -nan are fine)");
+  if (taken.size() > 1) throw UsageError(fmt::format("one value at a time, got {}", fmt::join(taken, " ")));
+  std::optional<std::uint64_t> seed;
+  if (const auto text = a.optional_value("--seed")) seed = parse_seed(*text);
+  run_inspect(taken.front(), resolve_formats(to), a.value("--round", "nearest_even"), a.value("--overflow", "ieee"),
+              seed, out);
+  return 0;
+}
+
+}  // namespace
+
+LPLAB_COMMAND(Command{
+    .name = "inspect",
+    .help = "Round a value into formats and show the bits and errors",
+    .args = {positional("value", "A number: 0.1, -1e-8, 0x1p-3, inf, -inf, nan"),
+             option("--code", "Decode this code instead of rounding a value (0x7e, 126, 0b01111110): its bits, "
+                              "value and class in each --to format"),
+             option("--to", "Formats (default: all)", true),
+             option("--round", "nearest_even, nearest_away, toward_zero, upward, downward, stochastic"),
+             option("--seed", "With --round stochastic: show the result for this seed's random bits "
+                              "(those of element 0 of a bulk conversion with the same seed)"),
+             option("--overflow", "ieee or saturate"), output_option()},
+    .run = run,
+    .take_values = take_values});
 
 }  // namespace lplab::tool

@@ -1,125 +1,66 @@
-// lplab list, lplab run, lplab merge.
+// lplab run EXPERIMENT: one experiment's tables, every input checked before
+// any work.
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
+#include <charconv>
 
 #include "lplab/commands.h"
 #include "lplab/experiments/runner.h"
 
 namespace lplab::tool {
-namespace {
 
-const char* type_name(ParamType t) {
-  switch (t) {
-    case ParamType::integer: return "integer";
-    case ParamType::real: return "real";
-    case ParamType::text: return "text";
-    case ParamType::list: return "list";
-  }
-  return "?";
-}
-
-std::string range_text(const ParamSpec& p) {
-  if (p.type == ParamType::integer || p.type == ParamType::real || p.items_numeric)
-    return fmt::format("[{}, {}]", shortest(p.min), shortest(p.max));
-  if (!p.choices.empty()) return fmt::format("{}", fmt::join(p.choices, "|"));
-  return "";
-}
-
-// Prints (or writes to `out_file`, atomically) the document.
-void emit(const std::string& text, const std::string& out_file) {
-  if (out_file.empty()) {
-    print_stdout(text);
-  } else {
-    write_file_atomic(out_file, text);
-  }
-}
-
-std::string render(const nlohmann::ordered_json& record, Output out) {
-  if (out == Output::json) return record.dump(2) + "\n";
-  const std::vector<Table> tables = tables_of(record);
-  return out == Output::csv ? render_csv(tables) : render_text(tables);
-}
-
-}  // namespace
-
-void run_list(const std::string& name, Output out) {
-  if (!name.empty()) {
-    const Experiment* e = find_experiment(name);
-    if (e == nullptr) throw UsageError(fmt::format("unknown experiment '{}' (see 'lplab list')", name));
-    if (out == Output::json) {
-      nlohmann::ordered_json j;
-      j["name"] = e->name;
-      j["summary"] = e->summary;
-      j["takes_input"] = e->takes_input;
-      j["default_dtypes"] = e->default_dtypes;
-      auto ps = nlohmann::ordered_json::array();
-      for (const ParamSpec& p : e->params)
-        ps.push_back({{"name", p.name}, {"type", type_name(p.type)}, {"default", p.default_value},
-                      {"range", range_text(p)}, {"help", p.help}});
-      j["params"] = ps;
-      fmt::print("{}\n", j.dump(2));
-      return;
-    }
-    std::vector<std::vector<std::string>> rows = {{"param", "type", "default", "range", "help"}};
-    for (const ParamSpec& p : e->params)
-      rows.push_back({p.name, type_name(p.type), p.default_value, range_text(p), p.help});
-    if (out == Output::csv) {
-      print_stdout(render_csv(rows));
-      return;
-    }
-    fmt::print("{}: {}\n", e->name, e->summary);
-    fmt::print("dtypes: {}\n", e->default_dtypes.empty() ? std::string("(none)")
-                                                          : fmt::format("{}", fmt::join(e->default_dtypes, ", ")));
-    fmt::print("input: {}\n\n", e->takes_input ? "--input FILE.npy (float16/32/64)" : "(none)");
-    fmt::print("{}", render_table(rows));
-    return;
-  }
-  std::vector<std::vector<std::string>> rows = {{"experiment", "input", "summary"}};
-  for (const Experiment& e : lplab::experiments::experiments()) rows.push_back({e.name, e.takes_input ? "npy" : "", e.summary});
-  if (out == Output::json) {
-    auto j = nlohmann::ordered_json::array();
-    for (const Experiment& e : lplab::experiments::experiments())
-      j.push_back({{"name", e.name}, {"takes_input", e.takes_input}, {"summary", e.summary}});
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
-  if (out == Output::csv) {
-    fmt::print("experiment,input,summary\n");
-    for (const Experiment& e : lplab::experiments::experiments())
-      fmt::print("{},{},\"{}\"\n", e.name, e.takes_input ? "npy" : "", e.summary);
-    return;
-  }
-  fmt::print("{}", render_table(rows));
-}
-
-void run_run(const RunRequest& request, Output out, const std::string& out_file) {
+void run_experiment(const RunRequest& request, Output out, const std::string& out_file) {
   const PreparedRun run = prepare(request);  // every check before any work
   if (!out_file.empty()) check_output_file("--out", out_file);
   Progress::install_interrupt_handler();
   Progress progress(run.experiment->name);
   const RunResult r = execute(run, progress);
-  emit(render(run_record(r), out), out_file);
+  emit(render_record(run_record(r), out), out_file);
 }
 
-void run_merge(const std::vector<std::string>& files, Output out, const std::string& out_file) {
-  if (!out_file.empty()) check_output_file("--out", out_file);
-  std::vector<nlohmann::ordered_json> records;
-  for (const std::string& f : files) {
-    std::ifstream in(f);
-    if (!in) throw UsageError(fmt::format("{}: cannot open it", f));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    try {
-      records.push_back(nlohmann::ordered_json::parse(ss.str()));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw UsageError(fmt::format("{}: not JSON (byte {})", f, e.byte));
-    }
-  }
-  emit(render(merge_records(records, files), out), out_file);
+namespace {
+
+// --threads: a whole number; how many the machine allows is the runner's
+// check (prepare).
+unsigned parse_threads(const std::string& text) {
+  if (text.empty()) throw UsageError("--threads: an empty value is not a number");
+  unsigned v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    throw UsageError(fmt::format("--threads '{}': expected a whole number (0: every core)", text));
+  return v;
 }
+
+int run(const Args& a) {
+  const Output out = output_of(a);
+  RunRequest request;
+  request.experiment = a.value("experiment");
+  request.input = a.value("--input");
+  request.input_dtype = a.value("--input-dtype");
+  request.shard = a.value("--shard", request.shard);
+  if (const auto t = a.optional_value("--threads")) request.threads = parse_threads(*t);
+  request.params = parse_assignments(a.values("--param"), "--param");
+  request.dtypes = split_list(a.values("--dtypes"), "--dtypes");
+  run_experiment(request, out, a.value("--out"));
+  return 0;
+}
+
+}  // namespace
+
+LPLAB_COMMAND(Command{
+    "run",
+    "Run one experiment and print its tables",
+    {positional("experiment", "The experiment (see 'lplab list')", true),
+     option("--dtypes", "Formats (fp16 bf16 e4m3 ..., comma or space separated)", true),
+     option("--param", "NAME=VALUE (repeatable; see 'lplab list EXPERIMENT')", true),
+     option("--input", "Your values: a .npy file of float16, float32 or float64, or of raw ml_dtypes data "
+                       "with --input-dtype"),
+     option("--input-dtype", "The format of an --input file np.save wrote from an ml_dtypes array ('<V2', '|V1'): "
+                             "bfloat16, float8_e4m3fn, float4_e2m1fn, ..."),
+     option("--shard", "I/N: run part I (from 0) of N of the parameter grid"),
+     option("--threads", "Worker threads (0: every core)"),
+     output_option("table, csv or json (json is what 'lplab merge' reads)"),
+     option("--out", "Write to FILE (atomically) instead of stdout")},
+    run});
 
 }  // namespace lplab::tool

@@ -6,10 +6,13 @@
 #include <cmath>
 #include <numeric>
 
+#include <nlohmann/json.hpp>
+
 #include "lplab/commands.h"
 #include "lplab/experiments/text.h"
 
 namespace lplab::tool {
+namespace {
 
 void run_values(const FormatEntry* e, const std::string& order, Output out) {
   // Step 1: the request, checked before anything is printed.
@@ -62,5 +65,17 @@ void run_values(const FormatEntry* e, const std::string& order, Output out) {
                              render_table(table)));
   }
 }
+
+}  // namespace
+
+LPLAB_COMMAND(Command{"values",
+                      "Every code of a format of at most 16 bits: bits, value, class",
+                      {positional("format", "The format (fp16, bf16, e4m3, e2m1, ...)", true),
+                       option("--order", "code (default) or value (ascending; NaNs last)"), output_option()},
+                      [](const Args& a) {
+                        const Output out = output_of(a);
+                        run_values(&resolve_format(a.value("format")), a.value("--order", "code"), out);
+                        return 0;
+                      }});
 
 }  // namespace lplab::tool
