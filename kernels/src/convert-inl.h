@@ -2,10 +2,14 @@
 // the per-format translation units (convert_format.cpp.in) after
 // hwy/foreach_target.h; the include guard toggles per target as Highway asks.
 //
-// Both directions are integer code only -- no floating-point instruction
-// touches a value -- so the results cannot depend on MXCSR's DAZ/FTZ bits or
-// the rounding mode a caller may have set, and they equal the scalar core's
-// (round.h) by the same steps:
+// The general steps of both directions are integer code -- no
+// floating-point instruction touches a value -- so they cannot depend on
+// MXCSR's DAZ/FTZ bits or the rounding mode a caller may have set. Two paths
+// use floating-point instructions, and only while the dispatcher found DAZ
+// and FTZ clear (EncodeArgs::float_arithmetic_exact): F16C's conversion into
+// binary16, whose rounding mode is in its immediate, not MXCSR's; and
+// decoding by an exact float multiplication (DecodeVector's kMul). Every
+// path equals the scalar core (round.h), which the general steps follow:
 //
 //   float -> format:  value = sig * 2^(E1 - 150), E1 = max(exponent field, 1)
 //     1. split sign and magnitude; sig = mantissa + implicit bit;
@@ -54,388 +58,439 @@ constexpr bool kVectorFormat = [] {
 }();
 
 // ---------------------------------------------------------------------------
-// float -> format
+// float -> format, in named steps. EncodeFromFloat gives each vector of
+// inputs to the first of these that takes it:
+//   a. a whole-array path where the format and policy allow one: F16C's
+//      conversion into binary16 (EncodeBinary16F16C), bfloat16's
+//      add-and-truncate (EncodeBfloat16Nearest);
+//   b. a fast vector, when every lane is in the common range:
+//      FastNormalVector (normal in, normal out, one shift for all lanes) or,
+//      for the formats with 3 exponent bits or fewer, FastFiniteVector
+//      (finite in, no overflow);
+//   c. GeneralVector: steps 1-5 of this file's header for any lanes, which
+//      declines only float subnormals into E8M0 (redone by EncodeScalarLane);
+// and the tail, shorter than a vector, to EncodeScalarLane.
+
+// The flags a kernel counts (kStats), summed over lanes.
+struct FlagTally {
+  std::uint64_t inexact = 0, underflow = 0, overflow = 0, invalid = 0;
+  void add(Flags f) {
+    inexact += f.inexact();
+    underflow += f.underflow();
+    overflow += f.overflow();
+    invalid += f.invalid();
+  }
+};
+
+// The codes overflow and the special inputs produce in format D (as round.h's
+// pack_* functions).
+template <Descriptor D>
+struct SpecialCodes {
+  using L = lplab::detail::Layout<D>;
+  static constexpr std::uint32_t max_code = static_cast<std::uint32_t>(L::max_code);
+  static constexpr std::uint32_t nan_code = static_cast<std::uint32_t>(L::nan_code);
+  static constexpr std::uint32_t inf_code = static_cast<std::uint32_t>(L::inf_code);
+  // IEEE overflow of a finite value: infinity, or NaN in an fn format
+  // (invalid), or max where the format has neither.
+  static constexpr std::uint32_t ieee_overflow_code = L::has_inf ? inf_code : (L::has_nan ? nan_code : max_code);
+  static constexpr bool ieee_overflow_invalid = !L::has_inf && L::has_nan;
+};
+
+// Step 3's increment. Added to a significand before its `drop` bits (2^s - 1)
+// are shifted out, it rounds as R asks, as round.h's round_increment does:
+// to nearest by half an ulp less one, plus the kept part's lowest bit (ties to
+// even) or plus one (ties away); upward every dropped bit of a positive value,
+// downward of a negative one; toward zero nothing, and stochastic nothing
+// either (its carry is added apart). `kept` is the significand shifted right
+// by s.
+template <Round R, class DU, class V = hn::Vec<DU>>
+HWY_INLINE V RoundingIncrement(DU du, V drop, V kept, hn::Mask<DU> negative) {
+  if constexpr (R == Round::nearest_even) {
+    return hn::Add(hn::ShiftRight<1>(drop), hn::And(kept, hn::Set(du, 1)));
+  } else if constexpr (R == Round::nearest_away) {
+    return hn::Add(hn::ShiftRight<1>(drop), hn::Set(du, 1));
+  } else if constexpr (R == Round::upward) {
+    return hn::IfThenZeroElse(negative, drop);
+  } else if constexpr (R == Round::downward) {
+    return hn::IfThenElseZero(negative, drop);
+  } else {
+    (void)drop, (void)kept, (void)negative;
+    return hn::Zero(du);
+  }
+}
+
+// One element by the scalar core (round.h), with its flags.
+template <Descriptor D, Round R, bool kStats>
+HWY_INLINE void EncodeScalarLane(const EncodeArgs& a, lplab::kernels::detail::StochasticKey key, std::size_t j,
+                                 FlagTally& tally) {
+  using Code = lplab::detail::code_t<D>;
+  const std::uint32_t xb = lplab::detail::bit_cast<std::uint32_t>(a.in[j]);
+  const std::uint32_t index_low = static_cast<std::uint32_t>(a.first_index);
+  const std::uint32_t bits =
+      R == Round::stochastic
+          ? lplab::kernels::detail::stochastic_bits_keyed(key, index_low + static_cast<std::uint32_t>(j))
+          : 0;
+  Flags f;
+  static_cast<Code*>(a.out)[j] =
+      lplab::detail::convert_code<D, lplab::detail::binary32>(xb, R, a.overflow, bits, kStats ? &f : nullptr);
+  if constexpr (kStats) tally.add(f);
+}
+
+// a. binary16 from float: F16C's vcvtps2ph rounds correctly in the four IEEE
+// directions given in its immediate, with IEEE overflow and NaN handling
+// equal to round.h's -- while MXCSR's DAZ and FTZ are off, which the
+// dispatcher checked (float_arithmetic_exact). Saturation clamps the input
+// magnitude to 65504 first. (The exhaustive sweep holds it to the scalar
+// core on all 2^32 inputs.) Returns the inputs done, whole vectors from 0.
+template <Descriptor D, Round R, bool kStats>
+HWY_INLINE std::size_t EncodeBinary16F16C(const EncodeArgs& a) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  using L = lplab::detail::Layout<D>;
+  constexpr bool kBinary16 = L::E == 5 && L::M == 10 && D.bias == 15 && D.encoding == Encoding::ieee;
+  if constexpr (kBinary16 && !kStats && R != Round::stochastic && R != Round::nearest_away) {
+    if (!a.float_arithmetic_exact) return 0;
+    const hn::ScalableTag<std::uint32_t> du;
+    const hn::RebindToFloat<decltype(du)> df;
+    const std::size_t N = hn::Lanes(du);
+    constexpr int imm = (R == Round::nearest_even  ? _MM_FROUND_TO_NEAREST_INT
+                         : R == Round::toward_zero ? _MM_FROUND_TO_ZERO
+                         : R == Round::upward      ? _MM_FROUND_TO_POS_INF
+                                                   : _MM_FROUND_TO_NEG_INF) |
+                        _MM_FROUND_NO_EXC;
+    const bool saturate = a.overflow == Overflow::saturate;
+    const auto k_mag = hn::Set(du, 0x7FFFFFFFu);
+    const auto k_inf = hn::Set(du, 0x7F800000u);
+    const auto k_max_mag = hn::Set(du, 0x477FE000u);  // 65504 = 1.9990234375 * 2^15
+    auto* out = static_cast<std::uint16_t*>(a.out);
+    std::size_t i = 0;
+    for (; i + N <= a.n; i += N) {
+      auto v = hn::LoadU(df, a.in + i);
+      if (saturate) {
+        const auto xb = hn::BitCast(du, v);
+        const auto m = hn::And(xb, k_mag);
+        const auto clamp = hn::And(hn::Gt(m, k_max_mag), hn::Not(hn::Gt(m, k_inf)));
+        v = hn::BitCast(df, hn::IfThenElse(clamp, hn::Or(k_max_mag, hn::AndNot(k_mag, xb)), xb));
+      }
+#if HWY_TARGET == HWY_AVX2
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v.raw, imm));
+#else
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtps_ph(v.raw, imm));
+#endif
+    }
+    return i;
+  }
+#endif
+  (void)a;
+  return 0;
+}
+
+// a. bfloat16 (float's exponent field, 16 bits dropped) under nearest-even
+// with IEEE overflow: for every non-NaN input, finite, infinite or
+// subnormal, the code is the high half of x + 0x7FFF + lsb (round.h's first
+// fast path; a carry into the exponent is the round-up, into 0x7F80 the
+// overflow). NaNs keep sign and payload and get the quiet bit. Two vectors'
+// high halves are gathered by one ConcatOdd instead of two narrowings.
+// Returns the inputs done, pairs of whole vectors from 0.
+template <Descriptor D, Round R, bool kStats>
+HWY_INLINE std::size_t EncodeBfloat16Nearest(const EncodeArgs& a) {
+#if HWY_TARGET != HWY_SCALAR  // (one lane: nothing to concatenate)
+  using L = lplab::detail::Layout<D>;
+  constexpr bool kBfloat16 = L::E == 8 && L::M == 7 && D.bias == 127 && D.encoding == Encoding::ieee;
+  if constexpr (kBfloat16 && R == Round::nearest_even && !kStats) {
+    if (a.overflow == Overflow::saturate) return 0;
+    const hn::ScalableTag<std::uint32_t> du;
+    const hn::RebindToFloat<decltype(du)> df;
+    const hn::Repartition<std::uint16_t, decltype(du)> d16;
+    const std::size_t N = hn::Lanes(du);
+    const auto one = hn::Set(du, 1);
+    const auto k_mag = hn::Set(du, 0x7FFFFFFFu);
+    const auto k_inf = hn::Set(du, 0x7F800000u);
+    const auto k_round = hn::Set(du, 0x7FFFu);
+    const auto k_quiet = hn::Set(du, 0x00400000u);
+    const auto rounded = [&](hn::Vec<decltype(du)> v) {
+      const auto y = hn::Add(hn::Add(v, k_round), hn::And(hn::ShiftRight<16>(v), one));
+      return hn::IfThenElse(hn::Gt(hn::And(v, k_mag), k_inf), hn::Or(v, k_quiet), y);
+    };
+    auto* out = static_cast<std::uint16_t*>(a.out);
+    std::size_t i = 0;
+    for (; i + 2 * N <= a.n; i += 2 * N) {
+      const auto y0 = rounded(hn::BitCast(du, hn::LoadU(df, a.in + i)));
+      const auto y1 = rounded(hn::BitCast(du, hn::LoadU(df, a.in + i + N)));
+      hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, y1), hn::BitCast(d16, y0)), d16, out + i);
+    }
+    return i;
+  }
+#endif
+  (void)a;
+  return 0;
+}
+
+// Whether the fast vectors serve D under R (never with flags counted).
+template <Descriptor D, Round R, bool kStats>
+constexpr bool kFastAny = R != Round::stochastic && !kStats && D.is_signed && lplab::detail::Layout<D>::M > 0;
+// Formats with few exponent bits (FP6, FP4) see subnormal results as often
+// as normal ones: for them the fast vector takes every finite,
+// non-overflowing vector (variable shifts); the others take normal ones.
+template <Descriptor D, Round R, bool kStats>
+constexpr bool kFastFinite =
+    kFastAny<D, R, kStats> && lplab::detail::Layout<D>::E <= 3 && lplab::detail::Layout<D>::has_negative_zero;
+template <Descriptor D, Round R, bool kStats>
+constexpr bool kFastNormal = kFastAny<D, R, kStats> && !kFastFinite<D, R, kStats>;
+
+// The code of a finite value past max where the policy clamps: under
+// saturation and in a format with neither infinity nor NaN (pack_overflow)
+// the fast vectors clamp instead of declining.
+template <Descriptor D>
+HWY_INLINE bool ClampsOverflow(const EncodeArgs& a) {
+  return a.overflow == Overflow::saturate || D.encoding == Encoding::none;
+}
+
+// b. Every lane normal in float and normal in the target (round.h's second
+// fast path, with one constant shift s = 23 - M):
+// code = (mag + increment) >> s - (127 - bias) << M. Stores the vector and
+// returns true, or returns false when a lane is outside that range.
+template <Descriptor D, Round R, class DU, class V = hn::Vec<DU>>
+HWY_INLINE bool FastNormalVector(DU du, V x, bool clamp_overflow, lplab::detail::code_t<D>* HWY_RESTRICT out) {
+  using L = lplab::detail::Layout<D>;
+  constexpr int M = L::M;
+  constexpr int s_normal = 23 - M;
+  constexpr std::uint32_t lo_field = L::emin + 127 < 1 ? 1u : static_cast<std::uint32_t>(L::emin + 127);
+  constexpr std::uint32_t hi_field = L::emax + 127 > 254 ? 254u : static_cast<std::uint32_t>(L::emax + 127);
+  const hn::RebindToSigned<DU> di;
+  const hn::Rebind<lplab::detail::code_t<D>, DU> dc;
+  const V k_max_code = hn::Set(du, SpecialCodes<D>::max_code);
+  const V m = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
+  const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di)));
+  const V inc = RoundingIncrement<R>(du, hn::Set(du, (1u << s_normal) - 1), hn::ShiftRight<s_normal>(m), negative);
+  V c = hn::Sub(hn::ShiftRight<s_normal>(hn::Add(m, inc)), hn::Set(du, static_cast<std::uint32_t>(127 - D.bias) << M));
+  if (clamp_overflow) c = hn::Min(c, k_max_code);
+  const auto in_range = hn::Lt(hn::Sub(m, hn::Set(du, lo_field << 23)), hn::Set(du, (hi_field + 1 - lo_field) << 23));
+  const auto ok = hn::And(in_range, hn::Lt(c, hn::Set(du, SpecialCodes<D>::max_code + 1)));
+  if (HWY_UNLIKELY(!hn::AllTrue(du, ok))) return false;
+  const V r = hn::Or(c, hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x)));
+  hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out);
+  return true;
+}
+
+// b. Steps 1-4 without the special cases, for every lane finite and none
+// overflowing; subnormal and zero results included, with their sign (these
+// formats have -0). Stores the vector and returns true, or returns false.
+template <Descriptor D, Round R, class DU, class V = hn::Vec<DU>>
+HWY_INLINE bool FastFiniteVector(DU du, V x, bool clamp_overflow, lplab::detail::code_t<D>* HWY_RESTRICT out) {
+  using L = lplab::detail::Layout<D>;
+  constexpr int M = L::M;
+  const hn::RebindToSigned<DU> di;
+  const hn::Rebind<lplab::detail::code_t<D>, DU> dc;
+  const V one = hn::Set(du, 1);
+  const V k_max_code = hn::Set(du, SpecialCodes<D>::max_code);
+  const V m = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
+  const V e1 = hn::Max(hn::ShiftRight<23>(m), one);
+  const V sig = hn::Sub(m, hn::ShiftLeft<23>(hn::Sub(e1, one)));
+  const V s = hn::Add(hn::BitCast(du, hn::Max(hn::Sub(hn::Set(di, L::emin + 127), hn::BitCast(di, e1)), hn::Zero(di))),
+                      hn::Set(du, 23 - M));
+  const V sc = hn::Min(s, hn::Set(du, 25));
+  const V drop = hn::Sub((one << sc), one);
+  const auto negative = hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di)));
+  const V inc = RoundingIncrement<R>(du, drop, (sig >> sc), negative);
+  V c = hn::Add((hn::Add(sig, inc) >> sc),
+                hn::ShiftLeft<M>(hn::Add(hn::Max(e1, hn::Set(du, static_cast<std::uint32_t>(L::emin + 127))),
+                                         hn::Set(du, static_cast<std::uint32_t>(D.bias - 128)))));
+  if (clamp_overflow) c = hn::Min(c, k_max_code);
+  const auto ok = hn::And(hn::Lt(m, hn::Set(du, 0x7F800000u)), hn::Lt(c, hn::Set(du, SpecialCodes<D>::max_code + 1)));
+  if (HWY_UNLIKELY(!hn::AllTrue(du, ok))) return false;
+  const V r = hn::Or(c, hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x)));
+  hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out);
+  return true;
+}
+
+// c. Steps 1-5 for the N lanes of inputs [i, i + N): stores them, counts
+// their flags (kStats) and redoes the lanes it declines (float subnormals
+// into E8M0) by the scalar core.
+template <Descriptor D, Round R, bool kStats, class DU, class V = hn::Vec<DU>>
+HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
+                              lplab::kernels::detail::StochasticKey key, FlagTally& tally) {
+  using L = lplab::detail::Layout<D>;
+  using SC = SpecialCodes<D>;
+  constexpr int M = L::M;
+  constexpr int emin = L::emin;
+  const hn::RebindToSigned<DU> di;
+  const hn::Rebind<lplab::detail::code_t<D>, DU> dc;
+  const std::size_t N = hn::Lanes(du);
+  const bool saturate = a.overflow == Overflow::saturate;
+  const V one = hn::Set(du, 1);
+  const V k_inf = hn::Set(du, 0x7F800000u);
+  const V k_max_code = hn::Set(du, SC::max_code);
+  const V overflow_code = hn::Set(du, saturate ? SC::max_code : SC::ieee_overflow_code);
+  const bool overflow_invalid = !saturate && SC::ieee_overflow_invalid;
+
+  // Step 1: sign, magnitude, significand.
+  const V mag = hn::And(x, hn::Set(du, 0x7FFFFFFFu));
+  const V sign_bit = hn::ShiftRight<31>(x);  // 0 or 1
+  const auto neg = hn::Eq(sign_bit, one);
+  const V fe = hn::ShiftRight<23>(mag);
+  const V e1 = hn::Max(fe, one);
+  const V sig = hn::Sub(mag, hn::ShiftLeft<23>(hn::Sub(e1, one)));
+
+  // Step 2: bits to drop.
+  const V extra = hn::BitCast(du, hn::Max(hn::Sub(hn::Set(di, emin + 127), hn::BitCast(di, e1)), hn::Zero(di)));
+  const V s = hn::Add(extra, hn::Set(du, 23 - M));
+  const V sc = hn::Min(s, hn::Set(du, 25));
+  const V drop_mask = hn::Sub((one << sc), one);
+
+  // Step 3: round by increment and truncation.
+  V kept = (hn::Add(sig, RoundingIncrement<R>(du, drop_mask, (sig >> sc), neg)) >> sc);
+  const V dropped = hn::And(sig, drop_mask);
+  if constexpr (R == Round::stochastic) {
+    // The top 32 bits of the dropped fraction, from the unclamped s
+    // (sig < 2^24, so a right shift of 24 or more already gives zero).
+    const V k32 = hn::Set(du, 32);
+    const auto s_le_32 = hn::Lt(s, hn::Set(du, 33));  // (Highway 1.0.3 has no unsigned <=)
+    const V left = (dropped << hn::Sub(k32, hn::Min(s, k32)));
+    const V right = (dropped >> hn::Min(hn::IfThenZeroElse(s_le_32, hn::Sub(s, k32)), hn::Set(du, 31)));
+    const V frac32 = hn::IfThenElse(s_le_32, left, right);
+    const std::uint32_t index_low = static_cast<std::uint32_t>(a.first_index);
+    const V idx = hn::Iota(du, index_low + static_cast<std::uint32_t>(i));
+    // hash32(hash32(i ^ k0) + k1), lane by lane (random.h).
+    auto hash = [&](V v) {
+      v = hn::Xor(v, hn::ShiftRight<16>(v));
+      v = hn::Mul(v, hn::Set(du, 0x21F0AAADu));
+      v = hn::Xor(v, hn::ShiftRight<15>(v));
+      v = hn::Mul(v, hn::Set(du, 0x735A2D97u));
+      return hn::Xor(v, hn::ShiftRight<15>(v));
+    };
+    const V bits = hash(hn::Add(hash(hn::Xor(idx, hn::Set(du, key.k0))), hn::Set(du, key.k1)));
+    const V sum = hn::Add(frac32, bits);
+    kept = hn::Add(kept, hn::IfThenElseZero(hn::Lt(sum, frac32), one));
+  }
+
+  // Step 4: the magnitude code.
+  const V e_field = hn::Max(e1, hn::Set(du, static_cast<std::uint32_t>(emin + 127)));
+  const V code = hn::Add(kept, hn::ShiftLeft<M>(hn::Add(e_field, hn::Set(du, static_cast<std::uint32_t>(D.bias - 128)))));
+
+  // Step 5: overflow, zero, specials, sign.
+  const auto is_nan = hn::Gt(mag, k_inf);
+  const auto is_inf = hn::Eq(mag, k_inf);
+  const auto is_zero_in = hn::Eq(mag, hn::Zero(du));
+  const auto is_finite_nz = hn::Not(hn::Or(is_zero_in, hn::Gt(mag, hn::Set(du, 0x7F7FFFFFu))));
+  const auto none = hn::FirstN(du, 0);
+  const auto ovf = hn::Gt(code, k_max_code);
+  V ovf_code = overflow_code;
+  if constexpr (R == Round::toward_zero) {
+    ovf_code = k_max_code;
+  } else if constexpr (R == Round::upward) {
+    ovf_code = hn::IfThenElse(neg, k_max_code, overflow_code);
+  } else if constexpr (R == Round::downward) {
+    ovf_code = hn::IfThenElse(neg, overflow_code, k_max_code);
+  }
+  V r = hn::IfThenElse(ovf, ovf_code, code);
+  // Infinite inputs: infinity where the format has it and the policy is
+  // IEEE; else an overflow of the finite kind.
+  if constexpr (L::has_inf) {
+    r = hn::IfThenElse(is_inf, saturate ? k_max_code : hn::Set(du, SC::inf_code), r);
+  } else {
+    r = hn::IfThenElse(is_inf, overflow_code, r);
+  }
+  // NaN inputs (pack_nan).
+  if constexpr (D.encoding == Encoding::ieee) {
+    const V payload = hn::ShiftRight<23 - M>(hn::And(mag, hn::Set(du, 0x7FFFFFu)));
+    r = hn::IfThenElse(is_nan, hn::Or(payload, hn::Set(du, SC::inf_code | static_cast<std::uint32_t>(L::quiet_bit))), r);
+  } else {
+    r = hn::IfThenElse(is_nan, hn::Set(du, D.encoding == Encoding::none ? SC::max_code : SC::nan_code), r);
+  }
+  // Zero results and inputs keep their sign only where the format has -0.
+  constexpr int sign_shift = 31 - (L::E + L::M);  // the float sign bit moved down to the target's
+  const auto zero_result = hn::Eq(r, hn::Zero(du));
+  V sign_field = hn::ShiftLeft<31 - sign_shift>(sign_bit);
+  if constexpr (!L::has_negative_zero && L::has_zero) {
+    sign_field = hn::IfThenZeroElse(zero_result, sign_field);
+  }
+  if constexpr (D.encoding == Encoding::fnuz || D.encoding == Encoding::none) {
+    // fnuz: one unsigned NaN; none: a NaN input becomes +max.
+    sign_field = hn::IfThenZeroElse(is_nan, sign_field);
+  }
+  if constexpr (D.is_signed) r = hn::Or(r, sign_field);
+
+  auto underflow = hn::And(is_finite_nz, hn::Lt(code, hn::Set(du, 1u << M)));
+  // An fn format's IEEE overflow is NaN, and invalid; the directed
+  // roundings that point back to zero give max instead (pack_overflow).
+  auto invalid = none;
+  if (overflow_invalid) {
+    invalid = hn::And(hn::And(is_finite_nz, ovf), hn::Eq(ovf_code, hn::Set(du, SC::nan_code)));
+  }
+  if constexpr (D.encoding == Encoding::none) invalid = hn::Or(invalid, is_nan);
+  if constexpr (!L::has_inf) {
+    if (overflow_invalid) invalid = hn::Or(invalid, is_inf);
+  }
+  auto decline = none;
+  if constexpr (!D.has_subnormals) {
+    // E8M0: no zero; negative, zero and (as above) -inf inputs are invalid.
+    const V invalid_nan = hn::Set(du, SC::nan_code);
+    const auto bad = hn::AndNot(is_nan, hn::Or(neg, is_zero_in));
+    r = hn::IfThenElse(bad, invalid_nan, r);
+    invalid = hn::Or(hn::AndNot(bad, invalid), bad);
+    // Float subnormals land in E8M0's lowest binade: the scalar core.
+    decline = hn::And(hn::Eq(fe, hn::Zero(du)), hn::Not(hn::Or(neg, is_zero_in)));
+    underflow = none;
+  }
+  hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, static_cast<lplab::detail::code_t<D>*>(a.out) + i);
+
+  if constexpr (kStats) {
+    // An infinite input overflows where it cannot stay infinite.
+    const auto inf_overflows = saturate || !L::has_inf ? is_inf : none;
+    auto inexact_m = hn::Or(hn::And(is_finite_nz, hn::Or(hn::Ne(dropped, hn::Zero(du)), ovf)), inf_overflows);
+    auto overflow_f = hn::Or(hn::And(is_finite_nz, ovf), inf_overflows);
+    if constexpr (!D.has_subnormals) {
+      // Negative or zero into E8M0: invalid only (pack_infinity's and
+      // round_pack's first step come before any other flag).
+      const auto bad = hn::AndNot(is_nan, hn::Or(neg, is_zero_in));
+      inexact_m = hn::AndNot(hn::Or(bad, decline), inexact_m);
+      overflow_f = hn::AndNot(hn::Or(bad, decline), overflow_f);
+    }
+    const auto keep = hn::Not(decline);
+    tally.inexact += hn::CountTrue(du, hn::And(keep, inexact_m));
+    tally.underflow += hn::CountTrue(du, hn::And(keep, underflow));
+    tally.overflow += hn::CountTrue(du, hn::And(keep, overflow_f));
+    tally.invalid += hn::CountTrue(du, hn::And(keep, invalid));
+  }
+  if constexpr (!D.has_subnormals) {
+    if (HWY_UNLIKELY(!hn::AllFalse(du, decline))) {
+      for (std::size_t j = i; j < i + N; ++j) {
+        const std::uint32_t xb = lplab::detail::bit_cast<std::uint32_t>(a.in[j]);
+        const bool declined = (xb & 0x7F800000u) == 0 && (xb & 0x7FFFFFFFu) != 0 && (xb >> 31) == 0;
+        if (declined) EncodeScalarLane<D, R, kStats>(a, key, j, tally);
+      }
+    }
+  }
+}
 
 template <Descriptor D, Round R, bool kStats>
 HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
-  using L = lplab::detail::Layout<D>;
-  using Code = lplab::detail::code_t<D>;
-  constexpr int M = L::M;
-  constexpr int emin = L::emin;
   const hn::ScalableTag<std::uint32_t> du;
-  const hn::RebindToSigned<decltype(du)> di;
   const hn::RebindToFloat<decltype(du)> df;
-  const hn::Rebind<Code, decltype(du)> dc;
   const std::size_t N = hn::Lanes(du);
-  using VU = hn::Vec<decltype(du)>;
+  const lplab::kernels::detail::StochasticKey key = lplab::kernels::detail::stochastic_key(a.seed, a.first_index);
+  const bool clamp_overflow = ClampsOverflow<D>(a);
+  auto* HWY_RESTRICT out = static_cast<lplab::detail::code_t<D>*>(a.out);
+  FlagTally tally;
 
-  const float* HWY_RESTRICT in = a.in;
-  Code* HWY_RESTRICT out = static_cast<Code*>(a.out);
-  const std::size_t n = a.n;
-  const bool saturate = a.overflow == Overflow::saturate;
-
-  const VU one = hn::Set(du, 1);
-  const VU k_mag = hn::Set(du, 0x7FFFFFFFu);
-  const VU k_inf = hn::Set(du, 0x7F800000u);
-  const VU k_max_code = hn::Set(du, static_cast<std::uint32_t>(L::max_code));
-  // Signed-bit position of the target: the float sign bit moved down.
-  constexpr int sign_shift = 31 - (L::E + L::M);
-  // Codes the overflow and special cases produce (as round.h's pack_*).
-  constexpr std::uint32_t max_code = static_cast<std::uint32_t>(L::max_code);
-  constexpr std::uint32_t nan_code = static_cast<std::uint32_t>(L::nan_code);
-  constexpr std::uint32_t inf_code = static_cast<std::uint32_t>(L::inf_code);
-  // IEEE overflow of a finite value: infinity, or NaN in an fn format
-  // (invalid), or max where the format has neither.
-  constexpr std::uint32_t ieee_overflow_code =
-      L::has_inf ? inf_code : (L::has_nan ? nan_code : max_code);
-  constexpr bool ieee_overflow_invalid = !L::has_inf && L::has_nan;
-  const VU overflow_code = hn::Set(du, saturate ? max_code : ieee_overflow_code);
-  const bool overflow_invalid = !saturate && ieee_overflow_invalid;
-
-  const lplab::kernels::detail::StochasticKey key =
-      lplab::kernels::detail::stochastic_key(a.seed, a.first_index);
-  const std::uint32_t index_low = static_cast<std::uint32_t>(a.first_index);
-
-  std::uint64_t c_inexact = 0, c_underflow = 0, c_overflow = 0, c_invalid = 0;
-
-  // The common case first: a vector whose every value is normal in float
-  // and lands in the target's normal range (round.h's second fast path, with
-  // a constant shift): code = (mag + increment) >> s - (127 - bias) << M.
-  // Vectors with any other lane take the general steps below.
-  // Formats with few exponent bits (FP6, FP4) see subnormal results as often
-  // as normal ones: for them the fast path takes every finite, non-overflowing
-  // vector instead (kFastFinite, variable shifts).
-  constexpr bool kFastAny = R != Round::stochastic && !kStats && D.is_signed && M > 0;
-  constexpr bool kFastFinite = kFastAny && L::E <= 3 && L::has_negative_zero;
-  constexpr bool kFastNormal = kFastAny && !kFastFinite;
-  constexpr int s_normal = 23 - M;
-  constexpr std::uint32_t lo_field = emin + 127 < 1 ? 1u : static_cast<std::uint32_t>(emin + 127);
-  constexpr std::uint32_t hi_field =
-      L::emax + 127 > 254 ? 254u : static_cast<std::uint32_t>(L::emax + 127);
-  const VU k_lo_mag = hn::Set(du, lo_field << 23);
-  const VU k_span = hn::Set(du, (hi_field + 1 - lo_field) << 23);
-  const VU k_bias_adjust = hn::Set(du, static_cast<std::uint32_t>(127 - D.bias) << M);
-  const VU k_max_plus_1 = hn::Set(du, max_code + 1);
-  const VU k_half_minus_1 = hn::Set(du, (1u << (s_normal - 1)) - 1);
-  // A finite value past max becomes max, whatever the rounding, under
-  // saturation and in a format with neither infinity nor NaN (pack_overflow):
-  // the fast paths then clamp instead of declining.
-  const bool clamp_overflow = saturate || D.encoding == Encoding::none;
-  const VU k_drop = hn::Set(du, (1u << s_normal) - 1);
-
-  std::size_t i = 0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  // binary16 from float: F16C's vcvtps2ph rounds correctly in the four IEEE
-  // directions given in its immediate, with IEEE overflow and NaN handling
-  // equal to round.h's -- while MXCSR's DAZ and FTZ are off, which the
-  // dispatcher checked (float_arithmetic_exact). Saturation clamps the input
-  // magnitude to 65504 first. (The exhaustive sweep holds it to the scalar
-  // core on all 2^32 inputs.)
-  constexpr bool kBinary16 = L::E == 5 && M == 10 && D.bias == 15 && D.encoding == Encoding::ieee;
-  if constexpr (kBinary16 && !kStats && R != Round::stochastic && R != Round::nearest_away) {
-    if (a.float_arithmetic_exact) {
-      constexpr int imm = (R == Round::nearest_even  ? _MM_FROUND_TO_NEAREST_INT
-                           : R == Round::toward_zero ? _MM_FROUND_TO_ZERO
-                           : R == Round::upward      ? _MM_FROUND_TO_POS_INF
-                                                     : _MM_FROUND_TO_NEG_INF) |
-                          _MM_FROUND_NO_EXC;
-      const VU k_max_mag = hn::Set(du, 0x477FE000u);  // 65504 = 1.9990234375 * 2^15
-      for (; i + N <= n; i += N) {
-        auto v = hn::LoadU(df, in + i);
-        if (saturate) {
-          const VU xb = hn::BitCast(du, v);
-          const VU m = hn::And(xb, k_mag);
-          const auto clamp = hn::And(hn::Gt(m, k_max_mag), hn::Not(hn::Gt(m, k_inf)));
-          v = hn::BitCast(df, hn::IfThenElse(clamp, hn::Or(k_max_mag, hn::AndNot(k_mag, xb)), xb));
-        }
-#if HWY_TARGET == HWY_AVX2
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v.raw, imm));
-#else
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtps_ph(v.raw, imm));
-#endif
-      }
+  std::size_t i = EncodeBinary16F16C<D, R, kStats>(a);
+  if (i == 0) i = EncodeBfloat16Nearest<D, R, kStats>(a);
+  for (; i + N <= a.n; i += N) {
+    const auto x = hn::BitCast(du, hn::LoadU(df, a.in + i));
+    if constexpr (kFastNormal<D, R, kStats>) {
+      if (FastNormalVector<D, R>(du, x, clamp_overflow, out + i)) continue;
     }
+    if constexpr (kFastFinite<D, R, kStats>) {
+      if (FastFiniteVector<D, R>(du, x, clamp_overflow, out + i)) continue;
+    }
+    GeneralVector<D, R, kStats>(du, x, i, a, key, tally);
   }
-#endif
-  // bfloat16 (float's exponent field, 16 bits dropped) under nearest-even
-  // with IEEE overflow: for every non-NaN input, finite, infinite or
-  // subnormal, the code is the high half of x + 0x7FFF + lsb (round.h's first
-  // fast path; a carry into the exponent is the round-up, into 0x7F80 the
-  // overflow). NaNs keep sign and payload and get the quiet bit. Two vectors'
-  // high halves are gathered by one ConcatOdd instead of two narrowings.
-#if HWY_TARGET != HWY_SCALAR  // (one lane: nothing to concatenate)
-  constexpr bool kBfloat16 = L::E == 8 && M == 7 && D.bias == 127 && D.encoding == Encoding::ieee;
-  if constexpr (kBfloat16 && R == Round::nearest_even && !kStats) {
-    if (!saturate) {
-      const hn::Repartition<std::uint16_t, decltype(du)> d16;
-      const VU k_round = hn::Set(du, 0x7FFFu);
-      const VU k_quiet = hn::Set(du, 0x00400000u);
-      auto rounded = [&](VU v) {
-        const VU y = hn::Add(hn::Add(v, k_round), hn::And(hn::ShiftRight<16>(v), one));
-        return hn::IfThenElse(hn::Gt(hn::And(v, k_mag), k_inf), hn::Or(v, k_quiet), y);
-      };
-      for (; i + 2 * N <= n; i += 2 * N) {
-        const VU y0 = rounded(hn::BitCast(du, hn::LoadU(df, in + i)));
-        const VU y1 = rounded(hn::BitCast(du, hn::LoadU(df, in + i + N)));
-        hn::StoreU(hn::ConcatOdd(d16, hn::BitCast(d16, y1), hn::BitCast(d16, y0)), d16,
-                   reinterpret_cast<std::uint16_t*>(out) + i);
-      }
-    }
-  }
-#endif
-  for (; i + N <= n; i += N) {
-    const VU x = hn::BitCast(du, hn::LoadU(df, in + i));
-    if constexpr (kFastNormal) {
-      const VU m = hn::And(x, k_mag);
-      VU inc_n;
-      if constexpr (R == Round::nearest_even) {
-        inc_n = hn::Add(k_half_minus_1, hn::And(hn::ShiftRight<s_normal>(m), one));
-      } else if constexpr (R == Round::nearest_away) {
-        inc_n = hn::Add(k_half_minus_1, one);
-      } else if constexpr (R == Round::upward) {
-        inc_n = hn::IfThenZeroElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), k_drop);
-      } else if constexpr (R == Round::downward) {
-        inc_n = hn::IfThenElseZero(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), k_drop);
-      } else {
-        inc_n = hn::Zero(du);
-      }
-      VU c = hn::Sub(hn::ShiftRight<s_normal>(hn::Add(m, inc_n)), k_bias_adjust);
-      if (clamp_overflow) c = hn::Min(c, k_max_code);
-      const auto ok = hn::And(hn::Lt(hn::Sub(m, k_lo_mag), k_span), hn::Lt(c, k_max_plus_1));
-      if (HWY_LIKELY(hn::AllTrue(du, ok))) {
-        const VU r = hn::Or(c, hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x)));
-        hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out + i);
-        continue;
-      }
-    }
-    if constexpr (kFastFinite) {
-      // Steps 1-4 without the special cases: every lane finite and no lane
-      // overflowing; subnormal and zero results included (with their sign:
-      // these formats have -0).
-      const VU m = hn::And(x, k_mag);
-      const VU e1f = hn::Max(hn::ShiftRight<23>(m), one);
-      const VU sigf = hn::Sub(m, hn::ShiftLeft<23>(hn::Sub(e1f, one)));
-      const VU sf = hn::Add(
-          hn::BitCast(du, hn::Max(hn::Sub(hn::Set(di, emin + 127), hn::BitCast(di, e1f)), hn::Zero(di))),
-          hn::Set(du, 23 - M));
-      const VU scf = hn::Min(sf, hn::Set(du, 25));
-      const VU dropf = hn::Sub((one << scf), one);
-      VU incf;
-      if constexpr (R == Round::nearest_even) {
-        incf = hn::Add(hn::ShiftRight<1>(dropf), hn::And((sigf >> scf), one));
-      } else if constexpr (R == Round::nearest_away) {
-        incf = hn::Add(hn::ShiftRight<1>(dropf), one);
-      } else if constexpr (R == Round::upward) {
-        incf = hn::IfThenZeroElse(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), dropf);
-      } else if constexpr (R == Round::downward) {
-        incf = hn::IfThenElseZero(hn::RebindMask(du, hn::Lt(hn::BitCast(di, x), hn::Zero(di))), dropf);
-      } else {
-        incf = hn::Zero(du);
-      }
-      VU c = hn::Add(
-          (hn::Add(sigf, incf) >> scf),
-          hn::ShiftLeft<M>(hn::Add(hn::Max(e1f, hn::Set(du, static_cast<std::uint32_t>(emin + 127))),
-                                   hn::Set(du, static_cast<std::uint32_t>(D.bias - 128)))));
-      if (clamp_overflow) c = hn::Min(c, k_max_code);
-      const auto ok = hn::And(hn::Lt(m, k_inf), hn::Lt(c, k_max_plus_1));
-      if (HWY_LIKELY(hn::AllTrue(du, ok))) {
-        const VU r = hn::Or(c, hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x)));
-        hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out + i);
-        continue;
-      }
-    }
-    // Step 1: sign, magnitude, significand.
-    const VU mag = hn::And(x, k_mag);
-    const VU sign_bit = hn::ShiftRight<31>(x);  // 0 or 1
-    const auto neg = hn::Eq(sign_bit, one);
-    const VU fe = hn::ShiftRight<23>(mag);
-    const VU e1 = hn::Max(fe, one);
-    const VU sig = hn::Sub(mag, hn::ShiftLeft<23>(hn::Sub(e1, one)));
-
-    // Step 2: bits to drop.
-    const VU extra = hn::BitCast(
-        du, hn::Max(hn::Sub(hn::Set(di, emin + 127), hn::BitCast(di, e1)), hn::Zero(di)));
-    const VU s = hn::Add(extra, hn::Set(du, 23 - M));
-    const VU sc = hn::Min(s, hn::Set(du, 25));
-    const VU drop_mask = hn::Sub((one << sc), one);
-
-    // Step 3: round by increment and truncation.
-    VU inc;
-    if constexpr (R == Round::nearest_even) {
-      inc = hn::Add(hn::ShiftRight<1>(drop_mask), hn::And((sig >> sc), one));
-    } else if constexpr (R == Round::nearest_away) {
-      inc = hn::Add(hn::ShiftRight<1>(drop_mask), one);
-    } else if constexpr (R == Round::upward) {
-      inc = hn::IfThenZeroElse(neg, drop_mask);
-    } else if constexpr (R == Round::downward) {
-      inc = hn::IfThenElseZero(neg, drop_mask);
-    } else {
-      inc = hn::Zero(du);
-    }
-    VU kept = (hn::Add(sig, inc) >> sc);
-    const VU dropped = hn::And(sig, drop_mask);
-    if constexpr (R == Round::stochastic) {
-      // The top 32 bits of the dropped fraction, from the unclamped s
-      // (sig < 2^24, so a right shift of 24 or more already gives zero).
-      const VU k32 = hn::Set(du, 32);
-      const auto s_le_32 = hn::Lt(s, hn::Set(du, 33));  // (Highway 1.0.3 has no unsigned <=)
-      const VU left = (dropped << hn::Sub(k32, hn::Min(s, k32)));
-      const VU right = (dropped >> hn::Min(hn::IfThenZeroElse(s_le_32, hn::Sub(s, k32)),
-                                          hn::Set(du, 31)));
-      const VU frac32 = hn::IfThenElse(s_le_32, left, right);
-      const VU idx = hn::Iota(du, index_low + static_cast<std::uint32_t>(i));
-      // hash32(hash32(i ^ k0) + k1), lane by lane (random.h).
-      auto hash = [&](VU v) {
-        v = hn::Xor(v, hn::ShiftRight<16>(v));
-        v = hn::Mul(v, hn::Set(du, 0x21F0AAADu));
-        v = hn::Xor(v, hn::ShiftRight<15>(v));
-        v = hn::Mul(v, hn::Set(du, 0x735A2D97u));
-        return hn::Xor(v, hn::ShiftRight<15>(v));
-      };
-      const VU bits = hash(hn::Add(hash(hn::Xor(idx, hn::Set(du, key.k0))), hn::Set(du, key.k1)));
-      const VU sum = hn::Add(frac32, bits);
-      kept = hn::Add(kept, hn::IfThenElseZero(hn::Lt(sum, frac32), one));
-    }
-
-    // Step 4: the magnitude code.
-    const VU e_field = hn::Max(e1, hn::Set(du, static_cast<std::uint32_t>(emin + 127)));
-    const VU code = hn::Add(
-        kept, hn::ShiftLeft<M>(hn::Add(e_field, hn::Set(du, static_cast<std::uint32_t>(
-                                                             D.bias - 128)))));
-
-    // Step 5: overflow, zero, specials, sign.
-    const auto is_nan = hn::Gt(mag, k_inf);
-    const auto is_inf = hn::Eq(mag, k_inf);
-    const auto is_zero_in = hn::Eq(mag, hn::Zero(du));
-    const auto is_finite_nz = hn::Not(hn::Or(is_zero_in, hn::Gt(mag, hn::Set(du, 0x7F7FFFFFu))));
-    const auto none = hn::FirstN(du, 0);
-    const auto ovf = hn::Gt(code, k_max_code);
-    VU ovf_code = overflow_code;
-    if constexpr (R == Round::toward_zero) {
-      ovf_code = k_max_code;
-    } else if constexpr (R == Round::upward) {
-      ovf_code = hn::IfThenElse(neg, k_max_code, overflow_code);
-    } else if constexpr (R == Round::downward) {
-      ovf_code = hn::IfThenElse(neg, overflow_code, k_max_code);
-    }
-    VU r = hn::IfThenElse(ovf, ovf_code, code);
-    // Infinite inputs: infinity where the format has it and the policy is
-    // IEEE; else an overflow of the finite kind.
-    if constexpr (L::has_inf) {
-      r = hn::IfThenElse(is_inf, saturate ? k_max_code : hn::Set(du, inf_code), r);
-    } else {
-      r = hn::IfThenElse(is_inf, overflow_code, r);
-    }
-    // NaN inputs (pack_nan).
-    if constexpr (D.encoding == Encoding::ieee) {
-      const VU payload = hn::ShiftRight<23 - M>(hn::And(mag, hn::Set(du, 0x7FFFFFu)));
-      r = hn::IfThenElse(is_nan,
-                         hn::Or(payload, hn::Set(du, inf_code | static_cast<std::uint32_t>(L::quiet_bit))),
-                         r);
-    } else {
-      r = hn::IfThenElse(is_nan, hn::Set(du, D.encoding == Encoding::none ? max_code : nan_code), r);
-    }
-    // Zero results and inputs keep their sign only where the format has -0.
-    const auto zero_result = hn::Eq(r, hn::Zero(du));
-    VU sign_field = hn::ShiftLeft<31 - sign_shift>(sign_bit);
-    if constexpr (!L::has_negative_zero && L::has_zero) {
-      sign_field = hn::IfThenZeroElse(zero_result, sign_field);
-    }
-    if constexpr (D.encoding == Encoding::fnuz || D.encoding == Encoding::none) {
-      // fnuz: one unsigned NaN; none: a NaN input becomes +max.
-      sign_field = hn::IfThenZeroElse(is_nan, sign_field);
-    }
-    if constexpr (D.is_signed) r = hn::Or(r, sign_field);
-
-    auto underflow = hn::And(is_finite_nz, hn::Lt(code, hn::Set(du, 1u << M)));
-    // An fn format's IEEE overflow is NaN, and invalid; the directed
-    // roundings that point back to zero give max instead (pack_overflow).
-    auto invalid = none;
-    if (overflow_invalid) {
-      invalid = hn::And(hn::And(is_finite_nz, ovf), hn::Eq(ovf_code, hn::Set(du, nan_code)));
-    }
-    if constexpr (D.encoding == Encoding::none) invalid = hn::Or(invalid, is_nan);
-    if constexpr (!L::has_inf) {
-      if (overflow_invalid) invalid = hn::Or(invalid, is_inf);
-    }
-    auto decline = none;
-    if constexpr (!D.has_subnormals) {
-      // E8M0: no zero; negative, zero and (as above) -inf inputs are invalid.
-      const VU invalid_nan = hn::Set(du, nan_code);
-      const auto bad = hn::AndNot(is_nan, hn::Or(neg, is_zero_in));
-      r = hn::IfThenElse(bad, invalid_nan, r);
-      invalid = hn::Or(hn::AndNot(bad, invalid), bad);
-      // Float subnormals land in E8M0's lowest binade: the scalar core.
-      decline = hn::And(hn::Eq(fe, hn::Zero(du)), hn::Not(hn::Or(neg, is_zero_in)));
-      underflow = none;
-    }
-    hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out + i);
-
-    if constexpr (kStats) {
-      // An infinite input overflows where it cannot stay infinite.
-      const auto inf_overflows = saturate || !L::has_inf ? is_inf : none;
-      auto inexact_m =
-          hn::Or(hn::And(is_finite_nz, hn::Or(hn::Ne(dropped, hn::Zero(du)), ovf)), inf_overflows);
-      auto overflow_f = hn::Or(hn::And(is_finite_nz, ovf), inf_overflows);
-      if constexpr (!D.has_subnormals) {
-        // Negative or zero into E8M0: invalid only (pack_infinity's and
-        // round_pack's first step come before any other flag).
-        const auto bad = hn::AndNot(is_nan, hn::Or(neg, is_zero_in));
-        inexact_m = hn::AndNot(hn::Or(bad, decline), inexact_m);
-        overflow_f = hn::AndNot(hn::Or(bad, decline), overflow_f);
-      }
-      const auto keep = hn::Not(decline);
-      c_inexact += hn::CountTrue(du, hn::And(keep, inexact_m));
-      c_underflow += hn::CountTrue(du, hn::And(keep, underflow));
-      c_overflow += hn::CountTrue(du, hn::And(keep, overflow_f));
-      c_invalid += hn::CountTrue(du, hn::And(keep, invalid));
-    }
-    if constexpr (!D.has_subnormals) {
-      if (HWY_UNLIKELY(!hn::AllFalse(du, decline))) {
-        for (std::size_t j = i; j < i + N; ++j) {
-          const std::uint32_t xb = lplab::detail::bit_cast<std::uint32_t>(in[j]);
-          if ((xb & 0x7F800000u) != 0 || (xb & 0x7FFFFFFFu) == 0 || (xb >> 31) != 0) continue;
-          Flags f;
-          const std::uint32_t bits =
-              R == Round::stochastic
-                  ? lplab::kernels::detail::stochastic_bits_keyed(
-                        key, index_low + static_cast<std::uint32_t>(j))
-                  : 0;
-          out[j] = lplab::detail::convert_code<D, lplab::detail::binary32>(xb, R, a.overflow, bits,
-                                                                           kStats ? &f : nullptr);
-          if constexpr (kStats) {
-            c_inexact += f.inexact();
-            c_underflow += f.underflow();
-            c_overflow += f.overflow();
-            c_invalid += f.invalid();
-          }
-        }
-      }
-    }
-  }
-  // The tail: the scalar core, element by element.
-  for (; i < n; ++i) {
-    const std::uint32_t xb = lplab::detail::bit_cast<std::uint32_t>(in[i]);
-    Flags f;
-    const std::uint32_t bits =
-        R == Round::stochastic
-            ? lplab::kernels::detail::stochastic_bits_keyed(key,
-                                                            index_low + static_cast<std::uint32_t>(i))
-            : 0;
-    out[i] = lplab::detail::convert_code<D, lplab::detail::binary32>(xb, R, a.overflow, bits,
-                                                                     kStats ? &f : nullptr);
-    if constexpr (kStats) {
-      c_inexact += f.inexact();
-      c_underflow += f.underflow();
-      c_overflow += f.overflow();
-      c_invalid += f.invalid();
-    }
-  }
+  for (; i < a.n; ++i) EncodeScalarLane<D, R, kStats>(a, key, i, tally);
   if constexpr (kStats) {
-    a.stats->inexact += c_inexact;
-    a.stats->underflow += c_underflow;
-    a.stats->overflow += c_overflow;
-    a.stats->invalid += c_invalid;
+    a.stats->inexact += tally.inexact;
+    a.stats->underflow += tally.underflow;
+    a.stats->overflow += tally.overflow;
+    a.stats->invalid += tally.invalid;
   }
 }
 
