@@ -33,7 +33,18 @@ PreparedRun prepare(const RunRequest& request) {
   if (e.default_dtypes.empty() && !request.dtypes.empty())
     throw UsageError(fmt::format("{} takes no --dtypes", e.name));
   run.dtypes = resolve_format_list(request.dtypes.empty() ? e.default_dtypes : request.dtypes);
-  for (const FormatEntry* f : run.dtypes) require_compiled(*f, "run --dtypes");
+  if (!e.takes_declared_formats) {
+    for (const FormatEntry* f : run.dtypes) {
+      if (f->declared == nullptr) continue;
+      std::vector<std::string> takers;
+      for (const Experiment& x : experiments())
+        if (x.takes_declared_formats) takers.push_back(x.name);
+      throw UsageError(fmt::format("run --dtypes: {} is a declared format; {} takes the compiled formats "
+                                   "('lplab formats'); declared formats run in {} (and inspect, finfo, values, "
+                                   "--input-dtype, spec convert checks)",
+                                   f->name, e.name, fmt::join(takers, ", ")));
+    }
+  }
   if (!e.takes_input && !request.input.empty())
     throw UsageError(fmt::format("{} takes no --input", e.name));
   run.shard = parse_shard(request.shard);

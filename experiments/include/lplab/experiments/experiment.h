@@ -123,6 +123,10 @@ struct Experiment {
   // rows, say): applied after an unsharded run and after `lplab merge`, never
   // to one shard, so that a merged run says exactly what the whole run says.
   std::function<void(std::vector<Table>&)> summarize = {};
+  // Takes formats declared by their layout in --dtypes ("e3m3",
+  // "e4m3:bias=11:fnuz"; formats/declared.h): its tables convert through the
+  // scalar core where no kernel is compiled for the format.
+  bool takes_declared_formats = false;
 };
 
 // Every experiment, in the order `lplab list` and the report show them.
