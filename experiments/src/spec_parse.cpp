@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <limits>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -180,6 +181,18 @@ class Reader {
   double nonnegative(const YAML::Node& node, SpecPlace at, std::string_view field) const {
     const double v = number(node, at, field);
     if (v < 0) fail(at, fmt::format("{}: expected a number >= 0, got {}", field, shortest(v)));
+    return v;
+  }
+
+  // An integer in [lo, hi], written as digits with an optional '-'.
+  std::int64_t integer(const YAML::Node& node, SpecPlace at, std::string_view field, std::int64_t lo,
+                       std::int64_t hi) const {
+    const std::string s = text(node, at, field);
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc{} || end != s.data() + s.size())
+      fail(at, fmt::format("{}: expected a whole number, got '{}'", field, shown(s)));
+    if (v < lo || v > hi) fail(at, fmt::format("{}: {} is outside [{}, {}]", field, v, lo, hi));
     return v;
   }
 
@@ -377,30 +390,25 @@ void parse_operand(const Reader& r, const YAML::Node& node, SpecPlace at, std::s
   if (file.path.empty()) r.fail(at, fmt::format("{}: missing field 'path' (the operand's .npy file)", field));
 }
 
-// A matmul's tensor-core parameters: the spec's key, the model's field
-// (tc_fraction_bits: fraction_bits' name before accumulation models).
-struct ModelParam {
-  std::string_view key;
-  int kernels::AccumulatorModel::*field;
-};
-constexpr ModelParam kModelParams[] = {
-    {"promote_every", &kernels::AccumulatorModel::promote_every},
-    {"fraction_bits", &kernels::AccumulatorModel::fraction_bits},
-    {"tc_fraction_bits", &kernels::AccumulatorModel::fraction_bits},
-    {"block", &kernels::AccumulatorModel::block},
-    {"result_bits", &kernels::AccumulatorModel::result_bits},
-};
+// The tensor-core fields a matmul check may set: the kernels' own table
+// (accumulator_fields), and tc_fraction_bits, an older name of fraction_bits.
+const kernels::AccumulatorField* model_field(std::string_view key) {
+  if (key == "tc_fraction_bits") key = "fraction_bits";
+  for (const kernels::AccumulatorField& f : kernels::accumulator_fields())
+    if (f.name == key) return &f;
+  return nullptr;
+}
 
 MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) {
   MatmulCheck c;
-  const auto entries = r.entries(node, at, "matmul",
-                                 {"a", "b", "output", "accumulator", "m", "n", "k", "seed", "distribution",
-                                  "promote_every", "fraction_bits", "tc_fraction_bits", "block", "result_bits",
-                                  "round"});
+  std::vector<std::string_view> keys{"a", "b", "output", "accumulator", "m", "n", "k", "seed", "distribution"};
+  for (const kernels::AccumulatorField& f : kernels::accumulator_fields()) keys.push_back(f.name);
+  keys.insert(keys.end(), {"tc_fraction_bits", "round"});
+  const auto entries = r.entries(node, at, "matmul", keys);
   bool has_a = false, has_b = false, has_acc = false;
   kernels::AccumulatorModel model;
   struct SetParam {
-    const ModelParam* param;
+    const kernels::AccumulatorField* param;
     int value;
     SpecPlace place;
   };
@@ -429,10 +437,10 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
       c.seed = r.whole(e.value, vp, key, 0, UINT64_MAX);
     } else if (key == "distribution") {
       c.distribution = parse_distribution(r, e.value, vp, {"normal", "half_normal"});
-    } else if (const auto param = std::ranges::find(kModelParams, key, &ModelParam::key);
-               param != std::end(kModelParams)) {
-      // The preset's value is replaced below (the accumulator may come later).
-      params.push_back({param, static_cast<int>(r.whole(e.value, vp, key, 0, 1 << 30)), e.key_place});
+    } else if (const kernels::AccumulatorField* param = model_field(key)) {
+      // The preset's value is replaced below (the accumulator may come later);
+      // its bounds are the kernels' check's (accumulator_problem, below).
+      params.push_back({param, static_cast<int>(r.integer(e.value, vp, key, std::numeric_limits<int>::min(), std::numeric_limits<int>::max())), e.key_place});
     } else {
       c.round = r.policy(e.value, vp, key, parse_round);
     }

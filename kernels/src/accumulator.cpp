@@ -39,17 +39,7 @@ bool has_name(const AccumulatorPreset& p, std::string_view name) {
   return false;
 }
 
-// The tensor-core parameters, in the order labels show them: name, field,
-// the value that means "not set" (0 takes Hopper's value,
-// resolve_accumulator) and the bounds. A block's exact sum and its
-// truncation are carried in 64-bit integers and doubles; a zero term lies
-// below every nonzero term's exponent (C's is at least -126).
-struct TensorCoreField {
-  const char* name;
-  int AccumulatorModel::*field;
-  int unset, lo, hi;
-};
-constexpr TensorCoreField kTensorCoreFields[] = {
+constexpr AccumulatorField kTensorCoreFields[] = {
     {"block", &AccumulatorModel::block, 0, 0, 4096},
     {"fraction_bits", &AccumulatorModel::fraction_bits, 0, 0, 48},
     {"result_bits", &AccumulatorModel::result_bits, 0, 0, 24},
@@ -77,6 +67,8 @@ const AccumulatorPreset* find_accumulator_preset(std::string_view name) {
   return nullptr;
 }
 
+std::span<const AccumulatorField> accumulator_fields() { return kTensorCoreFields; }
+
 std::string accumulator_label(const AccumulatorModel& m) {
   for (const AccumulatorPreset& p : kPresets)
     if (p.model == m) return std::string(p.name);
@@ -87,7 +79,7 @@ std::string accumulator_label(const AccumulatorModel& m) {
   std::string s = accumulator_name(m.kind);
   if (m.kind != Accumulator::tensor_core) return s;
   std::string args;
-  for (const TensorCoreField& f : kTensorCoreFields)
+  for (const AccumulatorField& f : kTensorCoreFields)
     if (m.*f.field != f.unset)
       args += (args.empty() ? "" : ", ") + std::string(f.name) + "=" + std::to_string(m.*f.field);
   return s + "(" + args + ")";
@@ -109,11 +101,11 @@ AccumulatorModel resolve_accumulator(const AccumulatorModel& m, const OperandRan
 AccumulatorProblem accumulator_problem(const AccumulatorModel& m) {
   if (std::string_view(accumulator_name(m.kind)) == "?")
     return {"unknown accumulator " + std::to_string(static_cast<int>(m.kind))};
-  for (const TensorCoreField& f : kTensorCoreFields) {
+  for (const AccumulatorField& f : kTensorCoreFields) {
     const int v = m.*f.field;
     // A parameter the kind does not read would be ignored: refused.
     if (m.kind != Accumulator::tensor_core && v != f.unset)
-      return {std::string("'") + f.name + "' applies to the tensor_core accumulator only, not " +
+      return {"'" + std::string(f.name) + "' applies to the tensor_core accumulator only, not " +
                   accumulator_name(m.kind),
               f.field};
     if (v < f.lo || v > f.hi)

@@ -1,6 +1,7 @@
 // Regression specs (experiments/spec.h): parsing with its error places, each
 // metric on hand-made arrays with known answers, a matmul check against the
 // matmul_error experiment's own numbers, and the JUnit XML.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -223,6 +224,27 @@ TEST(Spec, parameters_that_do_not_apply_are_refused) {
   EXPECT_EQ(error_of(cv + "{distribution: lognormal, n: 4, seed: 1, shape: 2, sigma: 3}}\n"), "");
   EXPECT_EQ(error_of(cv + "g.npy, seed: 3}\n"), "s.yaml:4:43: convert: 'seed' goes with round: stochastic only");
   EXPECT_EQ(error_of(cv + "g.npy, seed: 3, round: stochastic}\n"), "");
+}
+
+// A matmul check's model keys are the kernels' table of tensor-core fields
+// (kernels::accumulator_fields): every field there is a key, with the value
+// it sets, and the bounds are the table's. zero_exponent was missing from the
+// spec reader's own copy of the list.
+TEST(Spec, model_keys_are_the_kernels_field_table) {
+  const std::string mm = "checks:\n  - name: mm\n    max_rel_err: 1\n    matmul: {a: e4m3, k: 64, seed: 1, "
+                         "accumulator: tensor_core, ";
+  int value = 7;
+  for (const kernels::AccumulatorField& f : kernels::accumulator_fields()) {
+    SCOPED_TRACE(std::string(f.name));
+    // A value inside the field's bounds that the others accept (promotion
+    // in whole 32-product blocks, Hopper's block for 8-bit operands).
+    const int v = f.name == "zero_exponent" ? -140 : f.name == "promote_every" ? 64 : f.name == "block" ? 32 : value++;
+    const Spec spec = parse_spec(mm + std::string(f.name) + ": " + std::to_string(v) + "}\n", "s.yaml");
+    const auto& check = std::get<MatmulCheck>(spec.checks.at(0).what);
+    EXPECT_EQ(check.accumulator.*f.field, v);
+    EXPECT_EQ(error_of(mm + std::string(f.name) + ": " + std::to_string(f.hi + 1) + "}\n"),
+              fmt::format("s.yaml:4:65: matmul: {} {} is outside [{}, {}]", f.name, f.hi + 1, f.lo, f.hi));
+  }
 }
 
 TEST(Spec, names_are_one_line) {

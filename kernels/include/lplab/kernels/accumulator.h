@@ -202,6 +202,21 @@ constexpr int output_precision() {
 // `m` with every tensor-core field left 0 filled in for operands a and b.
 AccumulatorModel resolve_accumulator(const AccumulatorModel& m, const OperandRange& a, const OperandRange& b);
 
+// The tensor-core model's parameters, in the order labels show them: the name
+// labels, problems and spec files use, the field, the value that means "not
+// set" (0 takes Hopper's value, resolve_accumulator) and the bounds
+// accumulator_problem holds a model to. A block's exact sum and its
+// truncation are carried in 64-bit integers and doubles; a zero term lies
+// below every nonzero term's exponent (C's is at least -126). The one list of
+// them: accumulator_label, accumulator_problem and the spec reader
+// (experiments) all read it.
+struct AccumulatorField {
+  std::string_view name;
+  int AccumulatorModel::*field;
+  int unset, lo, hi;
+};
+std::span<const AccumulatorField> accumulator_fields();
+
 // Why a model cannot run: a message (empty if it can), and the parameter at
 // fault where one is -- so that a spec points at the key that set it.
 struct AccumulatorProblem {
