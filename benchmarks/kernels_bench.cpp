@@ -229,7 +229,7 @@ __attribute__((target("avx512f,avx512bf16,avx512vl"))) void cvtneps2bf16_loop(
 }
 
 void BM_vcvtneps2bf16(benchmark::State& state) {
-  if (!__builtin_cpu_supports("avx512bf16")) {
+  if (!lplab::kernels::probe::has_bf16_dot()) {
     state.SkipWithError("no AVX512-BF16 on this CPU");
     return;
   }

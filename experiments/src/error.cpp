@@ -88,29 +88,16 @@ Setup setup(const Context& ctx) {
 
 ErrorStats conversion_stats(const FormatEntry& f, std::span<const double> xd, Round r, const Setup& s,
                             unsigned threads) {
-  if (f.declared != nullptr) {
-    // A declared format has no compiled kernel: the scalar core rounds each
-    // double once, with the random bits the bulk conversion gives element i.
-    ErrorStats st;
-    st.hist.assign(s.bins + 1, 0);
-    for (std::size_t i = 0; i < xd.size(); ++i) {
-      if (i % 4096 == 4095 && Progress::interrupted()) throw Interrupted();
-      const std::uint32_t bits = r == Round::stochastic ? kernels::stochastic_bits(s.seed, i) : 0;
-      st.add(xd[i], f.to_double(f.from_double(xd[i], r, s.overflow, bits, nullptr)), ulp_at(f.info, xd[i]));
-    }
-    return st;
-  }
-  return visit_format(f, [&]<class T>(std::type_identity<T>) {
-    const kernels::ConvertOptions options{
-        .round = r, .overflow = s.overflow, .seed = s.seed, .threads = threads};
-    std::vector<T> out(xd.size());
-    ErrorStats st;
-    st.hist.assign(s.bins + 1, 0);
-    // Every format rounds the double sample once (no float32 tensor between).
-    kernels::convert(xd, std::span<T>(out), options);
-    for (std::size_t i = 0; i < out.size(); ++i) st.add(xd[i], static_cast<double>(out[i]), ulp_at(f.info, xd[i]));
-    return st;
-  });
+  ErrorStats st;
+  st.hist.assign(s.bins + 1, 0);
+  // Every format rounds the double sample once (no float32 tensor between).
+  for_each_rounded(f, xd, {.round = r, .overflow = s.overflow, .seed = s.seed, .threads = threads},
+                   [&](std::size_t first, std::span<const double> y) {
+                     if (Progress::interrupted()) throw Interrupted();
+                     for (std::size_t j = 0; j < y.size(); ++j)
+                       st.add(xd[first + j], y[j], ulp_at(f.info, xd[first + j]));
+                   });
+  return st;
 }
 
 void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& hist) {

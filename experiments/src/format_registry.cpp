@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "lplab/experiments/text.h"
+#include "lplab/kernels/random.h"
 
 namespace lplab::experiments {
 namespace {
@@ -203,11 +204,41 @@ FinfoRecord finfo_record(const DeclaredFormat& f) {
   return r;
 }
 
-void require_compiled(const FormatEntry& e, std::string_view where) {
+void require_compiled(const FormatEntry& e, std::string_view where, std::string_view who, std::string_view also) {
   if (e.declared != nullptr)
-    throw UsageError(fmt::format("{}: {} is a declared format; it takes the compiled formats ('lplab formats'). "
-                                 "declared formats work in inspect, finfo, values, --input-dtype and spec convert checks",
-                                 where, e.name));
+    throw UsageError(fmt::format("{}: {} is a declared format; {} takes the compiled formats ('lplab formats'). "
+                                 "declared formats work in {}inspect, finfo, values, --input-dtype and spec "
+                                 "convert checks",
+                                 where, e.name, who, also.empty() ? std::string() : std::string(also) + ", "));
+}
+
+void for_each_rounded(const FormatEntry& e, std::span<const double> x, const kernels::ConvertOptions& options,
+                      const std::function<void(std::size_t first, std::span<const double> y)>& visit) {
+  // Chunks of 2^22 elements (32 MiB of doubles): the kernels still split
+  // each across threads (2^18 elements a thread at least).
+  constexpr std::size_t kChunk = std::size_t{1} << 22;
+  std::vector<double> y(std::min(kChunk, x.size()));
+  for (std::size_t first = 0; first < x.size(); first += kChunk) {
+    const std::span<const double> in = x.subspan(first, std::min(kChunk, x.size() - first));
+    const std::span<double> out(y.data(), in.size());
+    kernels::ConvertOptions o = options;
+    o.first_index += first;
+    if (e.declared != nullptr) {
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        const std::uint32_t bits = o.round == Round::stochastic ? kernels::stochastic_bits(o.seed, o.first_index + i) : 0;
+        Flags f;
+        out[i] = e.to_double(e.from_double(in[i], o.round, o.overflow, bits, o.stats != nullptr ? &f : nullptr));
+        if (o.stats != nullptr) o.stats->add(f);
+      }
+    } else {
+      visit_format(e, [&]<class T>(std::type_identity<T>) {
+        std::vector<T> codes(in.size());
+        kernels::convert(in, std::span<T>(codes), o);
+        for (std::size_t i = 0; i < in.size(); ++i) out[i] = static_cast<double>(codes[i]);
+      });
+    }
+    visit(first, out);
+  }
 }
 
 const FormatEntry& resolve_format(std::string_view name) {

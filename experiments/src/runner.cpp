@@ -34,16 +34,11 @@ PreparedRun prepare(const RunRequest& request) {
     throw UsageError(fmt::format("{} takes no --dtypes", e.name));
   run.dtypes = resolve_format_list(request.dtypes.empty() ? e.default_dtypes : request.dtypes);
   if (!e.takes_declared_formats) {
-    for (const FormatEntry* f : run.dtypes) {
-      if (f->declared == nullptr) continue;
-      std::vector<std::string> takers;
-      for (const Experiment& x : experiments())
-        if (x.takes_declared_formats) takers.push_back(x.name);
-      throw UsageError(fmt::format("run --dtypes: {} is a declared format; {} takes the compiled formats "
-                                   "('lplab formats'); declared formats run in {} (and inspect, finfo, values, "
-                                   "--input-dtype, spec convert checks)",
-                                   f->name, e.name, fmt::join(takers, ", ")));
-    }
+    std::vector<std::string> takers;
+    for (const Experiment& x : experiments())
+      if (x.takes_declared_formats) takers.push_back(x.name);
+    const std::string also = fmt::format("the {} experiments", fmt::join(takers, ", "));
+    for (const FormatEntry* f : run.dtypes) require_compiled(*f, "run --dtypes", e.name, also);
   }
   if (!e.takes_input && !request.input.empty())
     throw UsageError(fmt::format("{} takes no --input", e.name));

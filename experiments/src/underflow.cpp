@@ -59,31 +59,14 @@ struct Counts {
 // that format does, rounded once (no float32 tensor in between, whose range
 // would decide for the narrower formats at the extremes).
 Counts convert_counts(const FormatEntry& f, std::span<const double> xd, Overflow overflow, unsigned threads) {
-  if (f.declared != nullptr) {
-    // No compiled kernel for a declared format: the scalar core, element by
-    // element, rounding each double once as the kernels do.
-    Counts c;
-    for (std::size_t i = 0; i < xd.size(); ++i) {
-      if (i % 4096 == 4095 && Progress::interrupted()) throw Interrupted();
-      const double y = f.to_double(f.from_double(xd[i], Round::nearest_even, overflow, 0, nullptr));
-      c.add(xd[i], y, y, f.info.max, f.info.smallest_normal);
-    }
-    return c;
-  }
-  return visit_format(f, [&]<class T>(std::type_identity<T>) {
-    const kernels::ConvertOptions options{
-        .round = Round::nearest_even, .overflow = overflow, .threads = threads};
-    std::vector<T> out(xd.size());
-    Counts c;
-    const double max = static_cast<double>(finfo<T>::max);
-    const double smallest_normal = static_cast<double>(finfo<T>::smallest_normal);
-    kernels::convert(xd, std::span<T>(out), options);
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const double y = static_cast<double>(out[i]);
-      c.add(xd[i], y, y, max, smallest_normal);
-    }
-    return c;
-  });
+  Counts c;
+  for_each_rounded(f, xd, {.round = Round::nearest_even, .overflow = overflow, .threads = threads},
+                   [&](std::size_t first, std::span<const double> y) {
+                     if (Progress::interrupted()) throw Interrupted();
+                     for (std::size_t j = 0; j < y.size(); ++j)
+                       c.add(xd[first + j], y[j], y[j], f.info.max, f.info.smallest_normal);
+                   });
+  return c;
 }
 
 // A scaling scheme quantizes an fp32 tensor (xf), as a framework holds it; the

@@ -8,6 +8,7 @@
 // it walks k in pairs; here an odd k is padded with a +0 product, as a
 // kernel pads its last pair.
 #include "bf16_dot2.h"
+#include "lplab/kernels/probes.h"
 
 #include <bit>
 #include <cmath>
@@ -85,8 +86,7 @@ __attribute__((target("avx512f,avx512bf16"))) void run_dpbf16(const MatmulProble
 }  // namespace
 
 bool bf16_dot2_hardware(const MatmulProblem& p, double* out) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512bf16")) return false;
+  if (!probe::has_bf16_dot()) return false;
   run_dpbf16(p, out);
   return true;
 }

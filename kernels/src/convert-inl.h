@@ -71,17 +71,6 @@ constexpr bool kVectorFormat = [] {
 //      declines only float subnormals into E8M0 (redone by EncodeScalarLane);
 // and the tail, shorter than a vector, to EncodeScalarLane.
 
-// The flags a kernel counts (kStats), summed over lanes.
-struct FlagTally {
-  std::uint64_t inexact = 0, underflow = 0, overflow = 0, invalid = 0;
-  void add(Flags f) {
-    inexact += f.inexact();
-    underflow += f.underflow();
-    overflow += f.overflow();
-    invalid += f.invalid();
-  }
-};
-
 // The codes overflow and the special inputs produce in format D (as round.h's
 // pack_* functions).
 template <Descriptor D>
@@ -122,7 +111,7 @@ HWY_INLINE V RoundingIncrement(DU du, V drop, V kept, hn::Mask<DU> negative) {
 // One element by the scalar core (round.h), with its flags.
 template <Descriptor D, Round R, bool kStats>
 HWY_INLINE void EncodeScalarLane(const EncodeArgs& a, lplab::kernels::detail::StochasticKey key, std::size_t j,
-                                 FlagTally& tally) {
+                                 FlagCounts& tally) {
   using Code = lplab::detail::code_t<D>;
   const std::uint32_t xb = lplab::detail::bit_cast<std::uint32_t>(a.in[j]);
   const std::uint32_t index_low = static_cast<std::uint32_t>(a.first_index);
@@ -237,9 +226,9 @@ constexpr bool kFastFinite =
 template <Descriptor D, Round R, bool kStats>
 constexpr bool kFastNormal = kFastAny<D, R, kStats> && !kFastFinite<D, R, kStats>;
 
-// The code of a finite value past max where the policy clamps: under
-// saturation and in a format with neither infinity nor NaN (pack_overflow)
-// the fast vectors clamp instead of declining.
+// Whether a finite value past max becomes max whatever the rounding: under
+// saturation and in a format with neither infinity nor NaN (pack_overflow).
+// The fast vectors then clamp instead of declining.
 template <Descriptor D>
 HWY_INLINE bool ClampsOverflow(const EncodeArgs& a) {
   return a.overflow == Overflow::saturate || D.encoding == Encoding::none;
@@ -308,7 +297,7 @@ HWY_INLINE bool FastFiniteVector(DU du, V x, bool clamp_overflow, lplab::detail:
 // into E8M0) by the scalar core.
 template <Descriptor D, Round R, bool kStats, class DU, class V = hn::Vec<DU>>
 HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
-                              lplab::kernels::detail::StochasticKey key, FlagTally& tally) {
+                              lplab::kernels::detail::StochasticKey key, FlagCounts& tally) {
   using L = lplab::detail::Layout<D>;
   using SC = SpecialCodes<D>;
   constexpr int M = L::M;
@@ -471,7 +460,7 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
   const lplab::kernels::detail::StochasticKey key = lplab::kernels::detail::stochastic_key(a.seed, a.first_index);
   const bool clamp_overflow = ClampsOverflow<D>(a);
   auto* HWY_RESTRICT out = static_cast<lplab::detail::code_t<D>*>(a.out);
-  FlagTally tally;
+  FlagCounts tally;  // the flags counted (kStats), summed over lanes
 
   std::size_t i = EncodeBinary16F16C<D, R, kStats>(a);
   if (i == 0) i = EncodeBfloat16Nearest<D, R, kStats>(a);
@@ -486,12 +475,7 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
     GeneralVector<D, R, kStats>(du, x, i, a, key, tally);
   }
   for (; i < a.n; ++i) EncodeScalarLane<D, R, kStats>(a, key, i, tally);
-  if constexpr (kStats) {
-    a.stats->inexact += tally.inexact;
-    a.stats->underflow += tally.underflow;
-    a.stats->overflow += tally.overflow;
-    a.stats->invalid += tally.invalid;
-  }
+  if constexpr (kStats) *a.stats += tally;
 }
 
 // ---------------------------------------------------------------------------

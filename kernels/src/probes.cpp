@@ -101,6 +101,7 @@ void stream_triad(double* a, const double* b, const double* c, double s, std::si
 
 bool has_bf16_dot() {
 #if defined(__x86_64__)
+  __builtin_cpu_init();  // (callable before static constructors have run)
   return __builtin_cpu_supports("avx512bf16");
 #else
   return false;

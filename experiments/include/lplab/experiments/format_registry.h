@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <span>
@@ -14,6 +15,7 @@
 #include "lplab/formats.h"
 #include "lplab/formats/declared.h"
 #include "lplab/kernels/accumulator.h"
+#include "lplab/kernels/convert.h"
 
 namespace lplab::experiments {
 
@@ -99,8 +101,17 @@ const FormatEntry& resolve_format(std::string_view name);
 // Every name resolved in order (groups expanded), each format once.
 std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::string>& names);
 // UsageError for a declared format where `where` (e.g. "run --dtypes") needs
-// a compiled one.
-void require_compiled(const FormatEntry& e, std::string_view where);
+// a compiled one; `who` names what takes only compiled formats (an
+// experiment), `also` what else takes declared ones (the experiments that do).
+void require_compiled(const FormatEntry& e, std::string_view where, std::string_view who = "it",
+                      std::string_view also = "");
+// Rounds every x[i] into format e once, as the bulk conversion does (element
+// i takes stochastic_bits(options.seed, options.first_index + i); flags go
+// to options.stats), and hands the values back as doubles a chunk at a time:
+// visit(first, y), y[j] being x[first + j] rounded. A compiled format runs
+// the kernels, a declared one the scalar core, element by element.
+void for_each_rounded(const FormatEntry& e, std::span<const double> x, const kernels::ConvertOptions& options,
+                      const std::function<void(std::size_t first, std::span<const double> y)>& visit);
 // What the matmul accumulators need to know of a compiled format
 // (kernels::operand_range of its type).
 kernels::OperandRange operand_range(const FormatEntry& e);

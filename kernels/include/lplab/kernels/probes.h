@@ -29,7 +29,8 @@ double fma_f64(std::size_t iters);
 // 8 for AVX2, 16 for AVX3).
 std::size_t f32_lanes();
 
-// True when the CPU runs VDPBF16PS (AVX512-BF16; CPUID at run time).
+// True when the CPU runs VDPBF16PS (AVX512-BF16; CPUID at run time): the
+// one check of it, which Accumulator::bf16_dot2 also asks before using it.
 bool has_bf16_dot();
 
 // `iters` rounds of kBf16Chains VDPBF16PS on zmm (32 bf16 pairs into 16 fp32
