@@ -120,14 +120,36 @@ void scalar_codes(Round r, Overflow o, std::span<const float> in, typename T::st
 // CUDA's E8M0 conversion takes |x| and maps zero to 2^-127 (code 0), where
 // lplab gives NaN as ml_dtypes does. NaN inputs are compared as classes:
 // CUDA canonicalizes NaN, lplab keeps sign and payload (IEEE 754-2019 6.2.3).
-template <class T>
-bool cuda_agrees(float x, std::uint32_t cuda, typename T::storage_type ours, Round r, Overflow o) {
+template <class T, Round R, Overflow O>
+bool cuda_agrees(float x, std::uint32_t cuda, typename T::storage_type ours) {
   if (finfo<T>::has_nan && std::isnan(x)) return isnan(T::from_bits(cuda)) && isnan(T::from_bits(ours));
   if constexpr (std::is_same_v<T, float8_e8m0fnu>) {
     if (x == 0) return cuda == 0x00;
-    if (x < 0) return cuda == convert<T>(-x, r, o).bits();
+    if (x < 0) return cuda == convert<T>(-x, R, O).bits();
   }
   return cuda == ours;
+}
+
+// CUDA's codes against lplab's over a chunk: the number that differ and the
+// index of the first. The policy is a compile-time constant, as in
+// scalar_codes_as (E8M0 converts |x| again for each negative input).
+template <class T, Round R, Overflow O>
+[[gnu::flatten]] std::uint64_t cuda_mismatches_as(std::span<const float> in, const std::uint32_t* cuda,
+                                                  const typename T::storage_type* ours, std::size_t& first) {
+  std::uint64_t bad = 0;
+  for (std::size_t j = 0; j < in.size(); ++j) {
+    if (!cuda_agrees<T, R, O>(in[j], cuda[j], ours[j]) && bad++ == 0) first = j;
+  }
+  return bad;
+}
+
+template <class T>
+std::uint64_t cuda_mismatches(Round r, Overflow o, std::span<const float> in, const std::uint32_t* cuda,
+                              const typename T::storage_type* ours, std::size_t& first) {
+  return detail::with_round(r, [&]<Round R>() {
+    return o == Overflow::saturate ? cuda_mismatches_as<T, R, Overflow::saturate>(in, cuda, ours, first)
+                                   : cuda_mismatches_as<T, R, Overflow::ieee>(in, cuda, ours, first);
+  });
 }
 
 template <class T>
@@ -170,12 +192,9 @@ TYPED_TEST(ConversionSweep, cuda_reference_and_every_simd_target) {
       scalar_codes<T>(pol.round, pol.overflow, in, scalar.data());
       if (pol.cuda.one != nullptr) {
         pol.cuda.many(in.data(), n, cuda.data());
-        std::uint64_t bad = 0, first = 0;
-        for (std::size_t j = 0; j < n; ++j) {
-          if (!cuda_agrees<T>(in[j], cuda[j], scalar[j], pol.round, pol.overflow) && bad++ == 0)
-            first = begin + j;
-        }
-        cuda_bad[p].add(bad, first);
+        std::size_t first = 0;
+        const std::uint64_t bad = cuda_mismatches<T>(pol.round, pol.overflow, in, cuda.data(), scalar.data(), first);
+        cuda_bad[p].add(bad, begin + first);
       }
       check_bulk<T>(in, scalar, nullptr, pol.round, pol.overflow, begin, native_bad);
     }

@@ -284,7 +284,7 @@ std::uint64_t parse_seed(const std::string& text) {
   return v;
 }
 
-int run(const Args& a) {
+int inspect_command(const Args& a) {
   const Output out = output_of(a);
   const std::vector<std::string> to = a.values("--to");
   std::vector<std::string> taken = a.taken;
@@ -316,7 +316,7 @@ LPLAB_COMMAND(Command{
              option("--seed", "With --round stochastic: show the result for this seed's random bits "
                               "(those of element 0 of a bulk conversion with the same seed)"),
              option("--overflow", "ieee or saturate"), output_option()},
-    .run = run,
+    .run = inspect_command,
     .take_values = take_values});
 
 }  // namespace lplab::tool

@@ -225,7 +225,7 @@ int run_regress_spec(const std::string& spec_path, const std::string& junit_path
   return failed == 0 ? 0 : 1;
 }
 
-int run(const Args& a) {
+int regress_command(const Args& a) {
   const std::string spec = a.value("spec");
   if (spec.empty()) {
     if (a.given("--junit")) throw UsageError("--junit needs a spec: lplab regress SPEC --junit FILE");
@@ -251,7 +251,7 @@ LPLAB_COMMAND(Command{
              flag("--update", "Rewrite lplab's own baselines with what this build computes"),
              option("--baselines", "The baseline directory (default: the source tree's tests/regression)"),
              option("--only", fmt::format("Baseline suites to run: {}", fmt::join(golden_suites(), ", ")), true)},
-    .run = run,
+    .run = regress_command,
     // Its 1 means a failed check: a broken tool must not look like one to a CI job.
     .internal_error_status = 3});
 

@@ -31,7 +31,7 @@ unsigned parse_threads(const std::string& text) {
   return v;
 }
 
-int run(const Args& a) {
+int run_command(const Args& a) {
   const Output out = output_of(a);
   RunRequest request;
   request.experiment = a.value("experiment");
@@ -61,6 +61,6 @@ LPLAB_COMMAND(Command{
      option("--threads", "Worker threads (0: every core)"),
      output_option("table, csv or json (json is what 'lplab merge' reads)"),
      option("--out", "Write to FILE (atomically) instead of stdout")},
-    run});
+    run_command});
 
 }  // namespace lplab::tool

@@ -97,7 +97,7 @@ const std::vector<Command>& registered_commands();
 #define LPLAB_COMMAND_CONCAT(a, b) LPLAB_COMMAND_CONCAT2(a, b)
 // At namespace scope in cmd_NAME.cpp: LPLAB_COMMAND(Command{...});
 #define LPLAB_COMMAND(...)                                                             \
-  [[maybe_unused]] static const bool LPLAB_COMMAND_CONCAT(lplab_command_, __LINE__) = \
+  [[maybe_unused]] static const bool LPLAB_COMMAND_CONCAT(lplab_command_, __COUNTER__) = \
       ::lplab::tool::register_command(__VA_ARGS__)
 
 // --- Shared by the commands ---
