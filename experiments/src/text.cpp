@@ -48,21 +48,30 @@ std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, in
   return out;
 }
 
+namespace {
+
+// The policy whose name or alias is s, among all of them (policy.h); or, in
+// one line, every name that would have been accepted.
+template <class Policy, std::size_t N, class Name, class Aliases>
+Policy parse_policy(std::string_view s, const Policy (&all)[N], Name name, Aliases aliases, const char* what) {
+  std::string accepted;
+  for (Policy p : all) {
+    if (s == name(p)) return p;
+    for (const char* alias : aliases(p).names)
+      if (alias != nullptr && s == alias) return p;
+    accepted += fmt::format("{}{}", accepted.empty() ? "" : ", ", name(p));
+  }
+  throw UsageError(fmt::format("unknown {} '{}' ({})", what, s, accepted));
+}
+
+}  // namespace
+
 Round parse_round(std::string_view s) {
-  if (s == "nearest_even" || s == "rne" || s == "rn") return Round::nearest_even;
-  if (s == "nearest_away" || s == "rna") return Round::nearest_away;
-  if (s == "toward_zero" || s == "rz") return Round::toward_zero;
-  if (s == "upward" || s == "ru") return Round::upward;
-  if (s == "downward" || s == "rd") return Round::downward;
-  if (s == "stochastic" || s == "sr") return Round::stochastic;
-  throw UsageError(fmt::format(
-      "unknown rounding '{}' (nearest_even, nearest_away, toward_zero, upward, downward, stochastic)", s));
+  return parse_policy(s, kRounds, round_name, round_aliases, "rounding");
 }
 
 Overflow parse_overflow(std::string_view s) {
-  if (s == "ieee") return Overflow::ieee;
-  if (s == "saturate" || s == "satfinite") return Overflow::saturate;
-  throw UsageError(fmt::format("unknown overflow policy '{}' (ieee, saturate)", s));
+  return parse_policy(s, kOverflows, overflow_name, overflow_aliases, "overflow policy");
 }
 
 std::string flags_text(Flags f) {

@@ -32,6 +32,17 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
+// The UsageError message of f(), or "" when it returns.
+template <class F>
+std::string error_of_call(F f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 Metric metric_from(const std::string& yaml_metric) {
   const Spec s = parse_spec("checks:\n  - name: c\n    compare: {actual: a.npy, expected: b.npy}\n    " + yaml_metric,
                             "s.yaml");
@@ -245,6 +256,34 @@ TEST(Spec, model_keys_are_the_kernels_field_table) {
     EXPECT_EQ(error_of(mm + std::string(f.name) + ": " + std::to_string(f.hi + 1) + "}\n"),
               fmt::format("s.yaml:4:65: matmul: {} {} is outside [{}, {}]", f.name, f.hi + 1, f.lo, f.hi));
   }
+}
+
+// Every policy of formats/policy.h is read by its name and each alias, and
+// nothing else: the tool and specs take their spellings from that one table
+// (the parser kept its own list before, which a new rounding would miss).
+TEST(Spec, policies_read_by_every_name_of_the_table) {
+  std::size_t names = 0;
+  for (Round r : kRounds) {
+    EXPECT_EQ(parse_round(round_name(r)), r);
+    for (const char* alias : round_aliases(r).names) {
+      if (alias == nullptr) continue;
+      EXPECT_EQ(parse_round(alias), r) << alias;
+      ++names;
+    }
+  }
+  for (Overflow o : kOverflows) {
+    EXPECT_EQ(parse_overflow(overflow_name(o)), o);
+    for (const char* alias : overflow_aliases(o).names) {
+      if (alias != nullptr) EXPECT_EQ(parse_overflow(alias), o) << alias;
+    }
+  }
+  EXPECT_EQ(names, 10u);  // rne, rn, rna, rz, ru, rp, rd, rm, sr, rs
+  EXPECT_EQ(parse_round("rp"), Round::upward) << "PTX's .rp";
+  EXPECT_EQ(parse_round("rm"), Round::downward) << "PTX's .rm";
+  EXPECT_EQ(parse_round("rs"), Round::stochastic) << "PTX's .rs";
+  EXPECT_EQ(error_of_call([] { parse_round("sideways"); }),
+            "unknown rounding 'sideways' (nearest_even, nearest_away, toward_zero, upward, downward, stochastic)");
+  EXPECT_EQ(error_of_call([] { parse_overflow("wrap"); }), "unknown overflow policy 'wrap' (ieee, saturate)");
 }
 
 TEST(Spec, names_are_one_line) {

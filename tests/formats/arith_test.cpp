@@ -40,10 +40,10 @@ bool mismatch(const Reference& ref, ExactArith& ex, Op op, std::uint64_t ca, std
   const ExactResult down = ex.compute(op, x, y, z, Round::downward);
   const std::uint32_t rnd = mix32(ca * 0x10001 + cb * 0x101 + cc);
   bool bad = false;
-  for (Round r : kAllRounds) {
+  for (Round r : kRounds) {
     const ExactResult& e = r == Round::downward ? down : nearest;
     const auto p = ref.prepare(e.real);
-    for (Overflow o : kAllOverflows) {
+    for (Overflow o : kOverflows) {
       Flags f;
       const T got = apply(op, T::from_bits(ca), T::from_bits(cb), T::from_bits(cc), r, o, &f, rnd);
       Expect want = ref.round(p, r, o, rnd);

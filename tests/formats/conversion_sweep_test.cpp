@@ -166,7 +166,7 @@ TYPED_TEST(ConversionSweep, cuda_reference_and_every_simd_target) {
   const Reference ref(T::descriptor);
   const std::vector<RangePolicy> range = range_policies<T>();
   const std::vector<kernels::SimdTarget>& targets = sweep_targets();
-  constexpr std::size_t kCombos = std::size(kAllRounds) * std::size(kAllOverflows);
+  constexpr std::size_t kCombos = std::size(kRounds) * std::size(kOverflows);
 
   std::vector<Tally> cuda_bad(range.size());
   std::array<Tally, kCombos> value_bad, flags_bad;
@@ -216,8 +216,8 @@ TYPED_TEST(ConversionSweep, cuda_reference_and_every_simd_target) {
       const auto prepared = ref.prepare(Real{std::isnan(x), std::isnan(x) ? 0.0 : x, false});
       const std::uint32_t random = kernels::stochastic_bits(kSweepSeed, k);
       std::size_t c = 0;
-      for (Round r : kAllRounds) {
-        for (Overflow o : kAllOverflows) {
+      for (Round r : kRounds) {
+        for (Overflow o : kOverflows) {
           Flags flags;
           const T got = convert<T>(x, r, o, &flags, random);
           dscalar[c][j] = got.bits();
@@ -233,8 +233,8 @@ TYPED_TEST(ConversionSweep, cuda_reference_and_every_simd_target) {
       }
     }
     std::size_t c = 0;
-    for (Round r : kAllRounds) {
-      for (Overflow o : kAllOverflows) {
+    for (Round r : kRounds) {
+      for (Overflow o : kOverflows) {
         value_bad[c].add(vbad[c], first[c]);
         flags_bad[c].add(fbad[c], first[c]);
         check_bulk<T>(din, dscalar[c], &counts[c], r, o, k0, targets_bad, targets);
@@ -262,8 +262,8 @@ TYPED_TEST(ConversionSweep, cuda_reference_and_every_simd_target) {
   }
   std::uint64_t reference_total = 0;
   std::size_t c = 0;
-  for (Round r : kAllRounds) {
-    for (Overflow o : kAllOverflows) {
+  for (Round r : kRounds) {
+    for (Overflow o : kOverflows) {
       const std::uint64_t vb = value_bad[c].bad, fb = flags_bad[c].bad;
       reference_total += vb + fb;
       if (vb + fb != 0) {

@@ -244,9 +244,6 @@ class Reference {
   double max_ = 0, tiny_ = 0, min_value_ = 0;
 };
 
-inline constexpr Round kAllRounds[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero,
-                                       Round::upward, Round::downward, Round::stochastic};
-inline constexpr Overflow kAllOverflows[] = {Overflow::ieee, Overflow::saturate};
 
 // A cheap deterministic per-input random draw for stochastic rounding tests.
 inline std::uint32_t mix32(std::uint64_t x) {

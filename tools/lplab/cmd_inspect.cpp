@@ -116,8 +116,8 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     j["input"] = value;
     j["value"] = std::isfinite(x.nearest) ? nlohmann::ordered_json(x.nearest) : nlohmann::ordered_json(value);
     j["value_is_exact"] = is_double;
-    j["round"] = round;
-    j["overflow"] = overflow;
+    j["round"] = round_name(r);
+    j["overflow"] = overflow_name(o);
     if (seed) {
       j["seed"] = *seed;
       j["random_bits"] = fmt::format("0x{:08x}", random);
@@ -199,7 +199,7 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     fmt::print("input {} (round stochastic, seed {}: random bits 0x{:08x}; overflow {}{})\n\n", shown, *seed,
                random, overflow, note);
   else
-    fmt::print("input {} (round {}, overflow {}{})\n\n", shown, round, overflow, note);
+    fmt::print("input {} (round {}, overflow {}{})\n\n", shown, round_name(r), overflow_name(o), note);
   fmt::print("{}", render_table(table));
   if (stochastic)
     fmt::print("\np: the exact share of the 2^32 random draws that give each neighbour (it is x's\n"

@@ -40,10 +40,11 @@ std::string shown(std::string_view s);
 // A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110".
 std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, int mantissa_bits);
 
+// A policy by its name or one of its aliases (formats/policy.h: round_name,
+// round_aliases, overflow_name, overflow_aliases); UsageError naming every
+// policy otherwise.
 Round parse_round(std::string_view s);
 Overflow parse_overflow(std::string_view s);
-// parse_round and parse_overflow read the names of lplab::round_name and
-// lplab::overflow_name (formats/policy.h).
 using lplab::overflow_name;
 using lplab::round_name;
 std::string flags_text(Flags f);

@@ -38,6 +38,14 @@ enum class Overflow : std::uint8_t {
   saturate,
 };
 
+// Every policy, in the enums' order: what the tool, specs, baselines and
+// tests enumerate. A new rounding is its enumerator, an entry here, its name
+// and aliases below, and its increment (round.h; the bulk kernels'
+// convert-inl.h).
+inline constexpr Round kRounds[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero,
+                                    Round::upward,       Round::downward,     Round::stochastic};
+inline constexpr Overflow kOverflows[] = {Overflow::ieee, Overflow::saturate};
+
 // The policies' names, as the tool, specs and test messages spell them.
 LPLAB_HD constexpr const char* round_name(Round r) noexcept {
   switch (r) {
@@ -52,6 +60,28 @@ LPLAB_HD constexpr const char* round_name(Round r) noexcept {
 }
 LPLAB_HD constexpr const char* overflow_name(Overflow o) noexcept {
   return o == Overflow::ieee ? "ieee" : "saturate";
+}
+
+// The other spellings the tool and specs accept (nullptr ends the list): the
+// short names CUDA's intrinsics use (__float2half_rn, _rz, _ru, _rd), PTX's
+// rounding modifiers (.rn, .rna, .rz, .rp, .rm, .rs of the PTX ISA's cvt)
+// and CUDA's __NV_SATFINITE.
+struct PolicyAliases {
+  const char* names[3] = {};
+};
+constexpr PolicyAliases round_aliases(Round r) noexcept {
+  switch (r) {
+    case Round::nearest_even: return {{"rne", "rn"}};
+    case Round::nearest_away: return {{"rna"}};
+    case Round::toward_zero: return {{"rz"}};
+    case Round::upward: return {{"ru", "rp"}};
+    case Round::downward: return {{"rd", "rm"}};
+    case Round::stochastic: return {{"sr", "rs"}};
+  }
+  return {};
+}
+constexpr PolicyAliases overflow_aliases(Overflow o) noexcept {
+  return o == Overflow::saturate ? PolicyAliases{{"satfinite"}} : PolicyAliases{};
 }
 
 // Exception flags, sticky like IEEE 754-2019 section 7 status flags but held
