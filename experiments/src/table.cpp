@@ -55,22 +55,13 @@ std::string to_text(const Table& t) {
     for (const Cell& c : r.cells) line.push_back(cell_text(c, 6));
     grid.push_back(line);
   }
-  std::vector<std::size_t> width(header.size(), 0);
-  for (const auto& line : grid)
-    for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
-  std::string out = fmt::format("## {}\n", t.title.empty() ? t.id : t.title);
-  for (const auto& line : grid) {
-    std::string s;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      // Numbers right-aligned, text left-aligned.
-      const bool numeric = &line != &grid.front() && !t.rows.empty() &&
-                           (t.rows.front().cells[i].index() == 1 || t.rows.front().cells[i].index() == 2);
-      s += numeric ? fmt::format("{:>{}}", line[i], width[i]) : fmt::format("{:<{}}", line[i], width[i]);
-      if (i + 1 < line.size()) s += "  ";
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    out += s + "\n";
+  // Numbers right-aligned, text left-aligned.
+  std::vector<bool> right(header.size(), false);
+  for (std::size_t i = 0; i < right.size() && !t.rows.empty(); ++i) {
+    const Cell& c = t.rows.front().cells[i];
+    right[i] = std::holds_alternative<std::int64_t>(c) || std::holds_alternative<double>(c);
   }
+  std::string out = fmt::format("## {}\n", t.title.empty() ? t.id : t.title) + aligned_text(grid, right);
   if (t.rows.empty()) out += "(no rows)\n";
   for (const std::string& n : t.notes) out += "note: " + n + "\n";
   return out;
@@ -121,17 +112,47 @@ std::string csv_line(const std::vector<std::string>& fields) {
   return out + "\n";
 }
 
-std::string to_csv(const Table& t) {
+std::string aligned_text(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right_aligned,
+                         bool rule) {
+  std::vector<std::size_t> width;
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], r[i].size());
+    }
   std::string out;
-  std::vector<std::string> header;
-  for (const Column& c : t.columns) header.push_back(c.name);
-  out += csv_line(header);
-  for (const Row& r : t.rows) {
-    std::vector<std::string> line;
-    for (const Cell& c : r.cells) line.push_back(cell_text(c));
-    out += csv_line(line);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (std::size_t i = 0; i < rows[k].size(); ++i) {
+      const bool right = k > 0 && i < right_aligned.size() && right_aligned[i];
+      line += right ? fmt::format("{:>{}}", rows[k][i], width[i]) : fmt::format("{:<{}}", rows[k][i], width[i]);
+      if (i + 1 < rows[k].size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + '\n';
+    if (k == 0 && rule) {
+      std::size_t total = 0;
+      for (std::size_t w : width) total += w + 2;
+      out += std::string(total - 2, '-') + '\n';
+    }
   }
   return out;
+}
+
+std::string csv_text(const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  for (const auto& r : rows) out += csv_line(r);
+  return out;
+}
+
+std::string to_csv(const Table& t) {
+  std::vector<std::vector<std::string>> rows(1);
+  for (const Column& c : t.columns) rows[0].push_back(c.name);
+  for (const Row& r : t.rows) {
+    std::vector<std::string>& line = rows.emplace_back();
+    for (const Cell& c : r.cells) line.push_back(cell_text(c));
+  }
+  return csv_text(rows);
 }
 
 nlohmann::ordered_json to_json(const Table& t) {

@@ -108,7 +108,7 @@ void run_finfo(const std::vector<const FormatEntry*>& fs, Output out) {
       rows.push_back({std::string(e->name)});
       for (const Field& f : fields()) rows.back().push_back(f.text(e->info));
     }
-    print_stdout(render_csv(rows));
+    print_stdout(csv_text(rows));
     return;
   }
   for (const FormatEntry* e : fs) fmt::print("{}\n", torch_repr(*e));

@@ -31,7 +31,7 @@ void run_formats(Output out) {
                     std::to_string(i.bias), i.encoding, shortest(i.max), std::string(e.description)});
   }
   if (out == Output::csv) {
-    print_stdout(render_csv(rows));
+    print_stdout(csv_text(rows));
     return;
   }
   fmt::print("{}", render_table(rows));

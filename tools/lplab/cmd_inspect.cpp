@@ -188,7 +188,7 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
     table.push_back(line);
   }
   if (out == Output::csv) {
-    print_stdout(render_csv(table));
+    print_stdout(csv_text(table));
     return;
   }
   // The input as a double when it is one; otherwise the text, which each
@@ -240,7 +240,7 @@ void run_decode(const std::string& code_text, std::vector<const FormatEntry*> fs
   if (out == Output::json) {
     print_stdout(j.dump(2) + "\n");
   } else if (out == Output::csv) {
-    print_stdout(render_csv(table));
+    print_stdout(csv_text(table));
   } else {
     print_stdout(fmt::format("code {}\n\n{}", code_text, render_table(table)));
   }

@@ -49,7 +49,7 @@ void run_list(const std::string& name, Output out) {
     for (const ParamSpec& p : e->params)
       rows.push_back({p.name, type_name(p.type), p.default_value, range_text(p), p.help});
     if (out == Output::csv) {
-      print_stdout(render_csv(rows));
+      print_stdout(csv_text(rows));
       return;
     }
     fmt::print("{}: {}\n", e->name, e->summary);

@@ -58,7 +58,7 @@ void run_values(const FormatEntry* e, const std::string& order, Output out) {
                                 {"values", std::move(rows)}};
     print_stdout(j.dump(2) + "\n");
   } else if (out == Output::csv) {
-    print_stdout(render_csv(table));
+    print_stdout(csv_text(table));
   } else {
     print_stdout(fmt::format("{}: {} codes: {} finite ({} distinct values), {} NaN, {} infinite; in {} order\n\n{}",
                              e->name, codes.size(), f.finite_codes, f.finite_values, f.nan_codes, inf_codes, order,

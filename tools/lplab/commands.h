@@ -114,10 +114,10 @@ std::vector<std::string> split_list(const std::vector<std::string>& args, const 
 // NAME=VALUE arguments; a name given twice is an error.
 std::map<std::string, std::string> parse_assignments(const std::vector<std::string>& args, const char* where);
 
-// Left-aligned text table with a header row.
+// The tool's text tables: left-aligned columns, a rule under the header row
+// (experiments::aligned_text, the table writers' aligner). Their CSV is
+// experiments::csv_text.
 std::string render_table(const std::vector<std::vector<std::string>>& rows);
-// The same rows as CSV (RFC 4180 quoting: csv_line).
-std::string render_csv(const std::vector<std::vector<std::string>>& rows);
 
 // Writes `text` to standard output and flushes it; a failed write throws
 // std::system_error with its errno (main reports it in one line).

@@ -101,33 +101,8 @@ std::map<std::string, std::string> parse_assignments(const std::vector<std::stri
   return out;
 }
 
-std::string render_csv(const std::vector<std::vector<std::string>>& rows) {
-  std::string s;
-  for (const auto& r : rows) s += csv_line(r);
-  return s;
-}
-
 std::string render_table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width;
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], r[i].size());
-    }
-  std::string out;
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    std::string line;
-    for (std::size_t i = 0; i < rows[k].size(); ++i)
-      line += fmt::format("{:<{}}", rows[k][i], i + 1 < rows[k].size() ? width[i] + 2 : 0);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + '\n';
-    if (k == 0) {
-      std::size_t total = 0;
-      for (std::size_t w : width) total += w + 2;
-      out += std::string(total - 2, '-') + '\n';
-    }
-  }
-  return out;
+  return experiments::aligned_text(rows, {}, /*rule=*/true);
 }
 
 void print_stdout(const std::string& text) {

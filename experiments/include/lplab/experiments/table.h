@@ -52,6 +52,15 @@ double cell_number(const Cell& c);  // NaN for text and empty cells
 // quoted, its quotes doubled), ending in a newline.
 std::string csv_line(const std::vector<std::string>& fields);
 
+// Rows of text as aligned columns two spaces apart, each line's trailing
+// blanks trimmed; rows may differ in length. The first row is the header,
+// left-aligned, with a rule of dashes under it when `rule` is set; below
+// it, column i is right-aligned where right_aligned[i] is true.
+std::string aligned_text(const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<bool>& right_aligned = {}, bool rule = false);
+// Rows of text as CSV, one csv_line each.
+std::string csv_text(const std::vector<std::vector<std::string>>& rows);
+
 // Writers. Every one ends with exactly one newline.
 std::string to_text(const Table& t);  // aligned columns, units in the header, notes below
 std::string to_csv(const Table& t);   // RFC 4180 quoting; reals as shortest round trip
