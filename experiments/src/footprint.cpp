@@ -38,11 +38,12 @@ struct SchemeSize {
 };
 
 template <const auto& S>
-SchemeSize scheme_size(std::string name, std::string element, std::string scale) {
+SchemeSize scheme_size(std::string name) {
   using Elem = typename std::remove_cvref_t<decltype(S)>::element_type;
+  using Scale = typename std::remove_cvref_t<decltype(S)>::scale_type;
   return {std::move(name),
-          std::move(element),
-          std::move(scale),
+          Elem::descriptor.name.c_str(),
+          Scale::descriptor.name.c_str(),
           finfo<Elem>::bits,
           S.block_size,
           kernels::bits_per_element(S),
@@ -50,14 +51,12 @@ SchemeSize scheme_size(std::string name, std::string element, std::string scale)
           [](std::size_t n) { return kernels::storage_bits(S, n); }};
 }
 
-// The MX schemes of OCP MX v1.0 (section 5.3, Table 1) and NVFP4.
+// The block schemes of kernels/scaling.h: the MX formats of OCP MX v1.0
+// (section 5.3, Table 1) and NVFP4.
 std::vector<SchemeSize> schemes() {
-  return {scheme_size<kernels::mxfp8_e4m3>("mxfp8_e4m3", "float8_e4m3fn", "float8_e8m0fnu"),
-          scheme_size<kernels::mxfp8_e5m2>("mxfp8_e5m2", "float8_e5m2", "float8_e8m0fnu"),
-          scheme_size<kernels::mxfp6_e2m3>("mxfp6_e2m3", "float6_e2m3fn", "float8_e8m0fnu"),
-          scheme_size<kernels::mxfp6_e3m2>("mxfp6_e3m2", "float6_e3m2fn", "float8_e8m0fnu"),
-          scheme_size<kernels::mxfp4>("mxfp4", "float4_e2m1fn", "float8_e8m0fnu"),
-          scheme_size<kernels::nvfp4>("nvfp4", "float4_e2m1fn", "float8_e4m3fn")};
+#define LPLAB_SCHEME_SIZE(s) scheme_size<kernels::s>(#s),
+  return {LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE)};
+#undef LPLAB_SCHEME_SIZE
 }
 
 // "4x8x20" -> {4, 8, 20}: positive decimal sizes joined by 'x', at most 8 of

@@ -138,20 +138,18 @@ struct Scheme {
 // an amax history of 1024 steps, its max): row t is scaled by the amaxes of
 // rows t - 1024 .. t - 1, row 0 by TE's initial scale 1. The DeepSeek-V3
 // schemes are E4M3 with 1 x 128 activation tiles and 128 x 128 weight blocks.
-inline constexpr std::array<Scheme, 12> schemes = {{
-    {"mxfp8_e4m3", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp8_e4m3, x); }},
-    {"mxfp8_e5m2", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp8_e5m2, x); }},
-    {"mxfp6_e2m3", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp6_e2m3, x); }},
-    {"mxfp6_e3m2", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp6_e3m2, x); }},
-    {"mxfp4", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::mxfp4, x); }},
-    {"nvfp4", Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::nvfp4, x); }},
+#define LPLAB_BLOCK_SCHEME_ENTRY(s) \
+  Scheme{#s, Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::s, x); }},
+inline constexpr auto schemes = std::to_array<Scheme>({
+    LPLAB_BLOCK_SCHEMES(LPLAB_BLOCK_SCHEME_ENTRY)  // kernels/scaling.h
     {"fp8_e4m3_tensor", Kind::tensor, [](In x, std::size_t) { return detail::round_trip(kernels::fp8_e4m3_tensor, x); }},
     {"fp8_e5m2_tensor", Kind::tensor, [](In x, std::size_t) { return detail::round_trip(kernels::fp8_e5m2_tensor, x); }},
     {"fp8_e4m3_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e4m3_delayed, x, c); }},
     {"fp8_e5m2_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e5m2_delayed, x, c); }},
     {"deepseek_1x128", Kind::tile, [](In x, std::size_t c) { return detail::round_trip(kernels::deepseek_activations, x, c); }},
     {"deepseek_128x128", Kind::tile, [](In x, std::size_t c) { return detail::round_trip(kernels::deepseek_weights, x, c); }},
-}};
+});
+#undef LPLAB_BLOCK_SCHEME_ENTRY
 
 // The scheme called `name`, or nullptr.
 inline const Scheme* find_scheme(std::string_view name) {

@@ -93,6 +93,12 @@ TEST(Footprint, BitsPerElementOfFormatsAndSchemes) {
   EXPECT_EQ(value(t, "dtype", "nvfp4", "storage_bits"), 4.5);
   EXPECT_EQ(value(t, "dtype", "nvfp4", "block_size"), 16);
   EXPECT_EQ(t.rows.size(), kDtypes.size() + 6);
+  // Each scheme's scale format is read from its type (kernels/scaling.h).
+  std::map<std::string, std::string> scale;
+  for (const lx::Row& r : t.rows)
+    scale[std::get<std::string>(r.cells[t.column("dtype")])] = lx::cell_text(r.cells[t.column("scale_format")]);
+  EXPECT_EQ(scale["mxfp6_e2m3"], "float8_e8m0fnu");
+  EXPECT_EQ(scale["nvfp4"], "float8_e4m3fn + fp32 tensor scale");
 }
 
 TEST(Footprint, TrainingBytesPerParameter) {

@@ -159,6 +159,11 @@ inline constexpr BlockScaling<float4_e2m1fn, float8_e8m0fnu> mxfp4{};
 inline constexpr BlockScaling<float4_e2m1fn, float8_e4m3fn> nvfp4{
     .block_size = 16, .rule = ScaleRule::amax_ratio, .tensor_scale = true};
 
+// Every block scheme above, by the name that tables, specs and the CLI give
+// it: a new scheme is its value above and its entry here, which the
+// experiments' scheme list (scaled.h) and footprint tables enumerate.
+#define LPLAB_BLOCK_SCHEMES(X) X(mxfp8_e4m3) X(mxfp8_e5m2) X(mxfp6_e2m3) X(mxfp6_e3m2) X(mxfp4) X(nvfp4)
+
 // Scales for n elements: ceil(n / block_size).
 template <class Elem, class Scale>
 constexpr std::size_t scales_needed(const BlockScaling<Elem, Scale>& s, std::size_t n) noexcept {
