@@ -1,18 +1,18 @@
 #include "lplab/experiments/experiment.h"
 
+#include <algorithm>
 #include <string>
 
 namespace lplab::experiments {
 
 const std::vector<Experiment>& experiments() {
-  // The order of `lplab list` and of the report: what a format is and
-  // costs, what it does to values, then what it does to computations, then
-  // speed on this machine.
-  static const std::vector<Experiment> all = {
-      footprint_experiment(),    underflow_experiment(), error_experiment(),
-      matmul_error_experiment(), training_experiment(),  accounting_experiment(),
-      roofline_experiment(),     throughput_experiment(),
-  };
+  static const std::vector<Experiment> all = [] {
+    std::vector<Experiment> v = experiment_files();
+    std::stable_sort(v.begin(), v.end(), [](const Experiment& a, const Experiment& b) {
+      return a.place != b.place ? a.place < b.place : a.name < b.name;
+    });
+    return v;
+  }();
   return all;
 }
 

@@ -171,6 +171,19 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
   }
 }
 
+// The registry holds the experiment of every file of experiments/each/ (the
+// build generates that list), once, in the places the files declare -- not
+// in the files' alphabetical order.
+TEST(Registry, EveryExperimentFileOnceInItsPlace) {
+  std::vector<std::string> names;
+  for (const lx::Experiment& e : lx::experiments()) names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"footprint", "underflow", "error", "matmul_error", "training",
+                                             "accounting", "roofline", "throughput"}));
+  EXPECT_EQ(lx::experiment_files().size(), names.size());
+  for (std::size_t i = 1; i < lx::experiments().size(); ++i)
+    EXPECT_LT(lx::experiments()[i - 1].place, lx::experiments()[i].place) << names[i];
+}
+
 TEST(Registry, UnknownExperimentDtypeAndParameterAreRefusedBeforeWork) {
   EXPECT_EQ(lx::experiments().size(), 8u);
   EXPECT_EQ(lx::find_experiment("matmul-error"), lx::find_experiment("matmul_error"));

@@ -127,6 +127,10 @@ struct Experiment {
   // "e4m3:bias=11:fnuz"; formats/declared.h): its tables convert through the
   // scalar core where no kernel is compiled for the format.
   bool takes_declared_formats = false;
+  // Where `lplab list` and the report show it, ascending (ties by name):
+  // what a format is and costs (10s), what it does to values (20s, 30s),
+  // to computations (40s, 50s), their cost (60s), speed on this machine (70s).
+  int place = 100;
 };
 
 // Every experiment, in the order `lplab list` and the report show them.
@@ -134,14 +138,8 @@ const std::vector<Experiment>& experiments();
 // nullptr when there is none of that name.
 const Experiment* find_experiment(std::string_view name);
 
-// Each experiment file defines one of these; the registry lists them.
-Experiment footprint_experiment();
-Experiment underflow_experiment();
-Experiment error_experiment();
-Experiment matmul_error_experiment();
-Experiment throughput_experiment();
-Experiment roofline_experiment();
-Experiment accounting_experiment();
-Experiment training_experiment();
+// The experiment of every file experiments/each/NAME.cpp (NAME_experiment()),
+// in the files' order: a list the build generates from the folder.
+std::vector<Experiment> experiment_files();
 
 }  // namespace lplab::experiments

@@ -314,6 +314,9 @@ Experiment roofline_experiment() {
       {{"stream_bytes", "67108864"}, {"reps", "3"}, {"peak_seconds", "0.05"}},
       run,
       {{"n", "65536"}, {"n_matmul", "128"}, {"stream_bytes", "4194304"}, {"reps", "1"}, {"peak_seconds", "0.005"}},
+      /*summarize=*/{},
+      /*takes_declared_formats=*/false,
+      /*place=*/70,
   };
 }
 

@@ -550,7 +550,8 @@ Experiment error_experiment() {
       run,
       {{"n", "1024"}, {"draws", "2000"}, {"terms", "2000"}},
       summarize,
-      /*takes_declared_formats=*/true};
+      /*takes_declared_formats=*/true,
+      /*place=*/30};
 }
 
 }  // namespace lplab::experiments

@@ -191,6 +191,9 @@ Experiment throughput_experiment() {
       {{"n", "4194304"}, {"matmul_n", "256"}, {"reps", "3"}},
       run,
       {{"n", "65536"}, {"matmul_n", "32"}, {"reps", "1"}},
+      /*summarize=*/{},
+      /*takes_declared_formats=*/false,
+      /*place=*/80,
   };
 }
 

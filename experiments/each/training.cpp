@@ -535,6 +535,9 @@ Experiment training_experiment() {
       {{"steps", "200"}},
       run,
       {{"steps", "2"}, {"batch", "32"}, {"d", "32"}, {"k", "32"}},
+      /*summarize=*/{},
+      /*takes_declared_formats=*/false,
+      /*place=*/50,
   };
 }
 

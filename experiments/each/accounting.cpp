@@ -213,6 +213,9 @@ Experiment accounting_experiment() {
       {{"mfu", "0.5"}, {"budget", "2e25"}},
       run,
       {},
+      /*summarize=*/{},
+      /*takes_declared_formats=*/false,
+      /*place=*/60,
   };
 }
 

@@ -296,6 +296,8 @@ Experiment matmul_error_experiment() {
       run,
       {{"ks", "64,4096"}, {"m", "4"}, {"n", "4"}},
       summarize,
+      /*takes_declared_formats=*/false,
+      /*place=*/40,
   };
 }
 

@@ -252,6 +252,9 @@ Experiment footprint_experiment() {
       {{"shape", "4x8x20"}, {"params", "7e9"}, {"device_gib", "80"}},
       run,
       {},
+      /*summarize=*/{},
+      /*takes_declared_formats=*/false,
+      /*place=*/10,
   };
 }
 

@@ -353,7 +353,8 @@ Experiment underflow_experiment() {
       run,
       {{"n", "512"}, {"sigmas", "1e-8,1,1e5"}},
       {},
-      /*takes_declared_formats=*/true};
+      /*takes_declared_formats=*/true,
+      /*place=*/20};
 }
 
 }  // namespace lplab::experiments
