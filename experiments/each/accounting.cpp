@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/report_parts.h"
 
 namespace lplab::experiments {
 namespace {
@@ -180,6 +181,22 @@ std::vector<Table> run(const Context& ctx) {
 
 }  // namespace
 
+namespace {
+
+// The report's headline figures from this experiment's tables.
+void headline_figures(const std::vector<Table>& tables, Headlines& h) {
+  h.add("two-layer forward FLOPs (B=16384, D=32768, K=8192)",
+      formatted(lookup(tables, "accounting_matmul", {{"name", "two_layer_forward"}}, "flops"), "{:.4g}"), "4.398e13 (lecture)",
+      "accounting_matmul");
+  h.add("GPT-4 (2e25 FLOPs) H100-days at MFU 0.5: lecture's 1979e12 / dense 989e12",
+      fmt::format("{} / {}",
+                  cell_text(formatted(lookup(tables, "accounting_budget", {{"budget", "gpt4"}, {"device", "h100_sxm_sparse_bf16"}}, "device_days"), "{:.3g}")),
+                  cell_text(formatted(lookup(tables, "accounting_budget", {{"budget", "gpt4"}, {"device", "h100_sxm"}}, "device_days"), "{:.3g}"))),
+      "2.34e5 / 4.68e5: 1979 TFLOP/s is the sparse peak", "accounting_budget");
+}
+
+}  // namespace
+
 Experiment accounting_experiment() {
   const double big = 9.0e15;  // sizes up to 2^53: exact in double
   return {
@@ -216,6 +233,8 @@ Experiment accounting_experiment() {
       /*summarize=*/{},
       /*takes_declared_formats=*/false,
       /*place=*/60,
+      /*plots=*/{},
+      /*headlines=*/headline_figures,
   };
 }
 

@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/report_parts.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/ops.h"
@@ -516,6 +517,66 @@ void summarize(std::vector<Table>& tables) {
 
 }  // namespace
 
+namespace {
+
+// The report's plots of this experiment's tables.
+std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
+  std::vector<Plot> plots;
+  if (const Table* t = find_table(tables, "error_ulp_histogram"); t != nullptr) {
+    Plot p;
+    p.id = "ulp_error_histogram";
+    p.title = "Conversion error in ULPs of N(0,1) values: bf16 and E4M3 by rounding mode";
+    p.xlabel = "|error| [ULP of the result's binade] (lower bin edge)";
+    p.ylabel = "fraction of values";
+    for (const char* dtype : {"bfloat16", "float8_e4m3fn"})
+      for (const char* round : {"nearest_even", "toward_zero", "stochastic"})
+        for (Series& s : series_from_table(*t, "ulp_lo", "fraction", {"dtype", "round"},
+                                           where(*t, {{"dtype", dtype}, {"round", round}}))) {
+          s.style = std::string(dtype) == "bfloat16" ? "steps lw 2" : "steps lw 2 dt 2";
+          p.series.push_back(std::move(s));
+        }
+    p.caption = "Round to nearest keeps every error within half an ULP, spread evenly; toward zero spreads it over a "
+                "whole ULP; stochastic rounding's error is larger (triangular on [0, 1)) but unbiased on average.";
+    add_plot(plots, std::move(p));
+  }
+  return plots;
+}
+
+// The report's headline figures from this experiment's tables.
+void headline_figures(const std::vector<Table>& tables, Headlines& h) {
+  h.add("lecture's square().sqrt() 'rel-err', bf16",
+      formatted(lookup(tables, "error_square_sqrt", {{"dtype", "bfloat16"}}, "lecture_metric"), "{:.4f}"),
+      "1.41: compares |x| with x, not an error", "error_square_sqrt");
+  h.add("true relative error of square().sqrt(), bf16 / fp16",
+      fmt::format("{} / {}", cell_text(formatted(lookup(tables, "error_square_sqrt", {{"dtype", "bfloat16"}}, "true_rel_err"), "{:.3g}")),
+                  cell_text(formatted(lookup(tables, "error_square_sqrt", {{"dtype", "float16"}}, "true_rel_err"), "{:.3g}"))),
+      "about 0: both steps are correctly rounded", "error_square_sqrt");
+  h.add("SQNR of MXFP8 E4M3 on N(0,1) [dB]",
+      formatted(lookup(tables, "error_conversion", {{"dtype", "mxfp8_e4m3"}}, "sqnr_db"), "{:.1f}"), ">= 20 (torchao's test)",
+      "error_conversion");
+  // The running sum's last bfloat16 row: the label states this run's terms
+  // and stored addend (exact / step), read from the row itself.
+  if (const Table* st = find_table(tables, "error_stagnation"); st != nullptr) {
+    const std::size_t dtype = st->column("dtype"), step = st->column("step"), exact = st->column("exact"),
+                      nearest = st->column("nearest"), stochastic = st->column("stochastic");
+    const Row* last = nullptr;
+    for (const Row& r : st->rows)
+      if (cell_text(r.cells[dtype]) == "bfloat16" &&
+          (last == nullptr || cell_number(r.cells[step]) > cell_number(last->cells[step])))
+        last = &r;
+    if (last != nullptr) {
+      const double steps = cell_number(last->cells[step]), sum = cell_number(last->cells[exact]);
+      h.add(fmt::format("bf16 running sum of {} adds of {:.5g}: nearest / stochastic (true {:.5g})", steps,
+                      sum / steps, sum),
+          fmt::format("{} / {}", cell_text(formatted(last->cells[nearest], "{:.4g}")),
+                      cell_text(formatted(last->cells[stochastic], "{:.4g}"))),
+          "nearest stagnates; stochastic stays near the true sum", "error_stagnation");
+    }
+  }
+}
+
+}  // namespace
+
 Experiment error_experiment() {
   std::vector<std::string> scheme_choices{"none"};
   for (std::string_view s : scaled::scheme_names()) scheme_choices.emplace_back(s);
@@ -551,7 +612,9 @@ Experiment error_experiment() {
       {{"n", "1024"}, {"draws", "2000"}, {"terms", "2000"}},
       summarize,
       /*takes_declared_formats=*/true,
-      /*place=*/30};
+      /*place=*/30,
+      /*plots=*/drawn_plots,
+      /*headlines=*/headline_figures};
 }
 
 }  // namespace lplab::experiments

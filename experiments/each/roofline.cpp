@@ -20,6 +20,7 @@
 
 #include "device_peaks.h"
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/report_parts.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/matmul.h"
@@ -291,6 +292,72 @@ std::vector<Table> run(const Context& ctx) {
 
 }  // namespace
 
+namespace {
+
+// A roof: min(peak, bandwidth * intensity) on a log grid of intensities.
+Series roof(const std::string& name, double peak_gflops, double bandwidth_gbs, const std::string& style) {
+  Series s{name, {}, style};
+  for (double e = -4; e <= 14.001; e += 0.25) {
+    const double i = std::exp2(e);
+    s.points.emplace_back(i, std::min(peak_gflops, bandwidth_gbs * i));
+  }
+  return s;
+}
+
+// The report's plots of this experiment's tables.
+std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
+  std::vector<Plot> plots;
+  if (const Table* t = find_table(tables, "roofline_roofs"); t != nullptr) {
+    Plot p;
+    p.id = "roofline";
+    p.title = "Roofline: this machine measured, H100 SXM from its spec sheet";
+    p.xlabel = "arithmetic intensity [FLOP/byte]";
+    p.ylabel = "attainable performance [GFLOP/s]";
+    p.logx = p.logy = true;
+    const std::size_t dev = t->column("device"), dt = t->column("dtype"), pk = t->column("peak_gflops"),
+                      bw = t->column("bandwidth_gbs");
+    for (const Row& r : t->rows) {
+      const std::string d = cell_text(r.cells[dev]), type = cell_text(r.cells[dt]);
+      if ((d == "this_cpu" && (type == "fp32" || type == "bf16")) || (d == "h100_sxm" && (type == "bf16" || type == "fp8")))
+        p.series.push_back(roof(fmt::format("{} {} roof", d, type), cell_number(r.cells[pk]), cell_number(r.cells[bw]),
+                                d == "this_cpu" ? "lines lw 2" : "lines lw 2 dt 2"));
+    }
+    if (const Table* pts = find_table(tables, "roofline_points"))
+      for (Series& s : series_from_table(*pts, "intensity", "measured_gflops", {"op"}, {}, true, true)) {
+        s.name += " (measured here)";
+        s.style = "points pt 7 ps 1.2";
+        p.series.push_back(std::move(s));
+      }
+    p.caption = "Lines: roofs, min(peak, bandwidth x intensity), this CPU's from an FMA loop and a STREAM triad on "
+                "all cores, H100's from NVIDIA's dense peaks and 3.35 TB/s. Points: lplab's kernels measured here at "
+                "the lecture's sizes (each op in several dtypes). Each point's own roof uses the bandwidth at its working set (roofline_points).";
+    add_plot(plots, std::move(p));
+  }
+  return plots;
+}
+
+// The report's headline figures from this experiment's tables.
+void headline_figures(const std::vector<Table>& tables, Headlines& h) {
+  h.add("H100 SXM bf16 accelerator intensity [FLOP/byte]",
+      formatted(lookup(tables, "roofline_roofs", {{"device", "h100_sxm"}, {"dtype", "bf16"}}, "ridge_flop_per_byte"), "{:.1f}"),
+      "989 / 3.35 = 295.2 (295.4 uses 1979 / 2 = 989.5)", "roofline_roofs");
+  const std::string n_ops = cell_text(lookup(tables, "roofline_ops", {{"op", "matmul"}, {"dtype", "bfloat16"}}, "n"));
+  h.add(fmt::format("bf16 matmul intensity, n = {} [FLOP/byte]", n_ops),
+      formatted(lookup(tables, "roofline_ops", {{"op", "matmul"}, {"dtype", "bfloat16"}}, "intensity"), "{:.2f}"),
+      "n/3 with 2n^3 FLOPs (341.33 at n = 1024; 341.17 counts (2n-1)n^2)", "roofline_ops");
+  h.add("this CPU: fp32 FMA peak [GFLOP/s] / STREAM bandwidth [GB/s]",
+      fmt::format("{} / {}", cell_text(formatted(lookup(tables, "roofline_roofs", {{"device", "this_cpu"}, {"dtype", "fp32"}}, "peak_gflops"), "{:.1f}")),
+                  cell_text(formatted(lookup(tables, "roofline_roofs", {{"device", "this_cpu"}, {"dtype", "fp32"}}, "bandwidth_gbs"), "{:.1f}"))),
+      "measured", "roofline_roofs");
+  const std::string n_points = cell_text(lookup(tables, "roofline_points", {{"op", "matmul"}, {"dtype", "float32"}}, "n"));
+  h.add(fmt::format("this CPU: fp32 matmul n = {} [GFLOP/s], fraction of the FMA peak", n_points),
+      fmt::format("{}, {}", cell_text(formatted(lookup(tables, "roofline_points", {{"op", "matmul"}, {"dtype", "float32"}}, "measured_gflops"), "{:.1f}")),
+                  cell_text(formatted(lookup(tables, "roofline_points", {{"op", "matmul"}, {"dtype", "float32"}}, "fraction_of_roof"), "{:.2f}"))),
+      "measured; at most 1 (no point above its roof)", "roofline_points");
+}
+
+}  // namespace
+
 Experiment roofline_experiment() {
   return {
       "roofline",
@@ -317,6 +384,8 @@ Experiment roofline_experiment() {
       /*summarize=*/{},
       /*takes_declared_formats=*/false,
       /*place=*/70,
+      /*plots=*/drawn_plots,
+      /*headlines=*/headline_figures,
   };
 }
 

@@ -11,6 +11,8 @@
 // Backward, with g2 = dloss/dh2 = 2 h2 / (B K):
 //   dw2 = h1^T g2   (D x B)(B x K)      g1 = g2 w2^T   (B x K)(K x D)
 //   dw1 = x^T g1    (D x B)(B x D)      (dx = g1 w1^T is not needed: x is data)
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/report_parts.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
 #include "lplab/kernels/scaling.h"
@@ -482,6 +485,76 @@ std::vector<Table> run(const Context& ctx) {
 
 }  // namespace
 
+namespace {
+
+// The report's plots of this experiment's tables.
+std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
+  std::vector<Plot> plots;
+  if (const Table* t = find_table(tables, "training_steps"); t != nullptr) {
+    Plot p;
+    p.id = "training_underflow";
+    p.title = "Two-layer model: fraction of gradient values that underflow, per recipe";
+    p.xlabel = "SGD step";
+    p.ylabel = "fraction of gradient values flushed to 0";
+    p.series = series_from_table(*t, "step", "grad_underflow_frac", {"recipe"});
+    p.caption = "fp16 without loss scaling loses a growing share of its gradients to underflow; static or dynamic "
+                "loss scaling (Micikevicius et al. 2017) shifts them into fp16's range; bf16 has fp32's range.";
+    add_plot(plots, std::move(p));
+    Plot q;
+    q.id = "training_loss";
+    q.title = "Two-layer model: loss relative to the fp32 run, per recipe";
+    q.xlabel = "SGD step";
+    q.ylabel = "loss / fp32 loss at the same step";
+    q.logy = true;
+    q.series = series_from_table(*t, "step", "loss_vs_fp32", {"recipe"}, {}, false, true);
+    // Skipped steps (a non-finite gradient: no update) as large marks on
+    // their recipe's curve, one legend entry per recipe that skipped any.
+    const std::size_t skipped = t->column("skipped");
+    for (Series& s : series_from_table(*t, "step", "loss_vs_fp32", {"recipe"},
+                                       [skipped](const Row& r) { return cell_number(r.cells[skipped]) == 1; }, false,
+                                       true)) {
+      s.name = "skipped step (" + s.name + ")";
+      s.style = "points pt 7 ps 1.5";
+      q.series.push_back(std::move(s));
+    }
+    q.caption = "1 means the recipe trains exactly like fp32. Large dots mark skipped steps (a non-finite gradient: "
+                "the update is dropped and a dynamic scale halves); none drawn means no recipe skipped a step.";
+    add_plot(plots, std::move(q));
+    Plot r;
+    r.id = "training_loss_scale";
+    r.title = "Two-layer model: the fp16 loss scale per step";
+    r.xlabel = "SGD step";
+    r.ylabel = "loss scale";
+    r.logy = true;
+    const auto is_static = where(*t, {{"recipe", "fp16_static"}}), is_dynamic = where(*t, {{"recipe", "fp16_dynamic"}});
+    r.series = series_from_table(*t, "step", "loss_scale", {"recipe"},
+                                 [&](const Row& row) { return is_static(row) || is_dynamic(row); }, false, true);
+    r.extra.push_back("set offsets 0, 0, graph 0.05, graph 0.05");  // keep the static line off the frame
+    r.caption = "The static scale stays where it was set; the dynamic one (PyTorch GradScaler's rules) doubles after "
+                "each run of finite steps and halves on a skipped step, so it grows as the gradients shrink.";
+    add_plot(plots, std::move(r));
+  }
+  return plots;
+}
+
+// The report's headline figures from this experiment's tables.
+void headline_figures(const std::vector<Table>& tables, Headlines& h) {
+  h.add("fp16 training without loss scaling: gradient underflow at the last step",
+      formatted(lookup(tables, "training_steps", {{"recipe", "fp16"}}, "grad_underflow_frac"), "{:.3g}"),
+      "> 0: why loss scaling exists", "training_steps");
+  h.add("fp16 with static loss scaling: gradient underflow at the last step",
+      formatted(lookup(tables, "training_steps", {{"recipe", "fp16_static"}}, "grad_underflow_frac"), "{:.3g}"),
+      "below unscaled fp16's", "training_steps");
+  h.add("fp16 with dynamic loss scaling (GradScaler's defaults): underflow at the last step, final scale",
+      fmt::format("{} at scale {}",
+                  cell_text(formatted(lookup(tables, "training_steps", {{"recipe", "fp16_dynamic"}}, "grad_underflow_frac"),
+                                 "{:.3g}")),
+                  cell_text(formatted(lookup(tables, "training_steps", {{"recipe", "fp16_dynamic"}}, "loss_scale"), "{:.4g}"))),
+      "near 0: the scale grows as the gradients shrink", "training_steps");
+}
+
+}  // namespace
+
 Experiment training_experiment() {
   return {
       "training",
@@ -538,6 +611,8 @@ Experiment training_experiment() {
       /*summarize=*/{},
       /*takes_declared_formats=*/false,
       /*place=*/50,
+      /*plots=*/drawn_plots,
+      /*headlines=*/headline_figures,
   };
 }
 

@@ -13,10 +13,13 @@
 #include <vector>
 
 #include "lplab/experiments/format_registry.h"
+#include "lplab/experiments/plot.h"
 #include "lplab/experiments/table.h"
 #include "lplab/experiments/text.h"
 
 namespace lplab::experiments {
+
+class Headlines;  // report_parts.h
 
 // ---------------------------------------------------------------------------
 // Parameters.
@@ -131,6 +134,10 @@ struct Experiment {
   // what a format is and costs (10s), what it does to values (20s, 30s),
   // to computations (40s, 50s), their cost (60s), speed on this machine (70s).
   int place = 100;
+  // The report's plots of its tables (report_parts.h: add_plot keeps those
+  // with points) and its headline figures for the report's summary.
+  std::function<std::vector<Plot>(const std::vector<Table>&)> plots = {};
+  std::function<void(const std::vector<Table>&, Headlines&)> headlines = {};
 };
 
 // Every experiment, in the order `lplab list` and the report show them.
