@@ -179,10 +179,6 @@ std::vector<Table> run(const Context& ctx) {
   return {matmul, model, mfu_table, budgets};
 }
 
-}  // namespace
-
-namespace {
-
 // The report's headline figures from this experiment's tables.
 void headline_figures(const std::vector<Table>& tables, Headlines& h) {
   h.add("two-layer forward FLOPs (B=16384, D=32768, K=8192)",

@@ -515,10 +515,6 @@ void summarize(std::vector<Table>& tables) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The report's plots of this experiment's tables.
 std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
   std::vector<Plot> plots;

@@ -235,10 +235,6 @@ std::vector<Table> run(const Context& ctx) {
   return {formats, tensor, training};
 }
 
-}  // namespace
-
-namespace {
-
 // The report's plots of this experiment's tables.
 std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
   std::vector<Plot> plots;

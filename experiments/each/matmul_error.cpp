@@ -258,10 +258,6 @@ void summarize(std::vector<Table>& tables) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Legend entries of matmul_error series grouped by (accumulator, promote_every).
 void name_accumulators(std::vector<Series>& series) {
   for (Series& s : series) {

@@ -290,10 +290,6 @@ std::vector<Table> run(const Context& ctx) {
   return {roofs, ops, points};
 }
 
-}  // namespace
-
-namespace {
-
 // A roof: min(peak, bandwidth * intensity) on a log grid of intensities.
 Series roof(const std::string& name, double peak_gflops, double bandwidth_gbs, const std::string& style) {
   Series s{name, {}, style};

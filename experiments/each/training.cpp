@@ -483,10 +483,6 @@ std::vector<Table> run(const Context& ctx) {
   return {std::move(steps_table), std::move(flops_table)};
 }
 
-}  // namespace
-
-namespace {
-
 // The report's plots of this experiment's tables.
 std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
   std::vector<Plot> plots;

@@ -320,10 +320,6 @@ std::vector<Table> run(const Context& ctx) {
   return {values_table(ctx), scales_table(ctx), init_table(ctx)};
 }
 
-}  // namespace
-
-namespace {
-
 // The report's plots of this experiment's tables.
 std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
   std::vector<Plot> plots;

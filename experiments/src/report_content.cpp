@@ -50,7 +50,6 @@ Plot values_plot(bool narrow) {
   return p;
 }
 
-
 }  // namespace
 
 const Table* find_table(const std::vector<Table>& tables, std::string_view id) {

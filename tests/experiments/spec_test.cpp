@@ -22,16 +22,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The UsageError message of parse_spec(text), or "" when it parses.
-std::string error_of(const std::string& text) {
-  try {
-    parse_spec(text, "s.yaml");
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // The UsageError message of f(), or "" when it returns.
 template <class F>
 std::string error_of_call(F f) {
@@ -41,6 +31,11 @@ std::string error_of_call(F f) {
     return e.what();
   }
   return "";
+}
+
+// The UsageError message of parse_spec(text), or "" when it parses.
+std::string error_of(const std::string& text) {
+  return error_of_call([&] { parse_spec(text, "s.yaml"); });
 }
 
 Metric metric_from(const std::string& yaml_metric) {

@@ -108,12 +108,19 @@ template <class T, Round R, Overflow O>
   for (std::size_t j = 0; j < in.size(); ++j) out[j] = convert<T>(in[j], R, O).bits();
 }
 
+// f.template operator()<R, O>() for the run-time policy (r, o): the loops
+// below are compiled once per policy.
+template <class F>
+decltype(auto) with_policy(Round r, Overflow o, F&& f) {
+  return detail::with_round(r, [&]<Round R>() -> decltype(auto) {
+    if (o == Overflow::saturate) return f.template operator()<R, Overflow::saturate>();
+    return f.template operator()<R, Overflow::ieee>();
+  });
+}
+
 template <class T>
 void scalar_codes(Round r, Overflow o, std::span<const float> in, typename T::storage_type* out) {
-  detail::with_round(r, [&]<Round R>() {
-    if (o == Overflow::saturate) scalar_codes_as<T, R, Overflow::saturate>(in, out);
-    else scalar_codes_as<T, R, Overflow::ieee>(in, out);
-  });
+  with_policy(r, o, [&]<Round R, Overflow O>() { scalar_codes_as<T, R, O>(in, out); });
 }
 
 // What CUDA must give where lplab gives `ours` for x (docs/cuda-mapping.md):
@@ -146,10 +153,7 @@ template <class T, Round R, Overflow O>
 template <class T>
 std::uint64_t cuda_mismatches(Round r, Overflow o, std::span<const float> in, const std::uint32_t* cuda,
                               const typename T::storage_type* ours, std::size_t& first) {
-  return detail::with_round(r, [&]<Round R>() {
-    return o == Overflow::saturate ? cuda_mismatches_as<T, R, Overflow::saturate>(in, cuda, ours, first)
-                                   : cuda_mismatches_as<T, R, Overflow::ieee>(in, cuda, ours, first);
-  });
+  return with_policy(r, o, [&]<Round R, Overflow O>() { return cuda_mismatches_as<T, R, O>(in, cuda, ours, first); });
 }
 
 template <class T>

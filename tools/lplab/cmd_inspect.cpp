@@ -197,7 +197,7 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   const std::string note = is_double || std::isnan(x.nearest) ? "" : "; no double holds it: each format rounds the decimal once";
   if (seed)
     fmt::print("input {} (round stochastic, seed {}: random bits 0x{:08x}; overflow {}{})\n\n", shown, *seed,
-               random, overflow, note);
+               random, overflow_name(o), note);
   else
     fmt::print("input {} (round {}, overflow {}{})\n\n", shown, round_name(r), overflow_name(o), note);
   fmt::print("{}", render_table(table));

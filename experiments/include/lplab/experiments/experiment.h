@@ -132,7 +132,7 @@ struct Experiment {
   bool takes_declared_formats = false;
   // Where `lplab list` and the report show it, ascending (ties by name):
   // what a format is and costs (10s), what it does to values (20s, 30s),
-  // to computations (40s, 50s), their cost (60s), speed on this machine (70s).
+  // to computations (40s, 50s), their cost (60s), speed on this machine (70s, 80s).
   int place = 100;
   // The report's plots of its tables (report_parts.h: add_plot keeps those
   // with points) and its headline figures for the report's summary.
