@@ -72,6 +72,7 @@ spec s_dup.yaml $'checks:\n  - name: a\n    convert: {format: bf16, input: good.
 spec s_matmul_k.yaml $'checks:\n  - name: a\n    matmul: {a: e4m3, accumulator: fp32, seed: 1}\n    max_rel_err: 1'
 spec s_matmul_huge.yaml $'checks:\n  - name: a\n    matmul: {a: e4m3, accumulator: fp32, seed: 1, m: 2147483648, k: 2}\n    max_rel_err: 1'
 spec s_matmul_vec.yaml $'checks:\n  - name: a\n    matmul: {a: good.npy, b: good.npy, accumulator: fp32}\n    max_rel_err: 1'
+spec s_matmul_beyond_float.yaml $'checks:\n  - name: a\n    matmul: {a: e8m7:bias=100, accumulator: fp32, k: 64}\n    max_rel_err: 1'
 spec s_matmul_shape.yaml $'checks:\n  - name: a\n    matmul: {a: {path: matrix.npy, format: bf16}, b: {path: matrix.npy, format: bf16}, accumulator: fp32}\n    max_rel_err: 1'
 spec s_delayed_row.yaml $'checks:\n  - name: a\n    quantize: {scheme: fp8_e4m3_delayed, input: good.npy}\n    max_abs_err: 1'
 spec s_scheme.yaml $'checks:\n  - name: a\n    quantize: {scheme: mxfp9, input: good.npy}\n    max_abs_err: 1'
@@ -151,6 +152,8 @@ case_ refused -- run error --input "$work/raw2.npy" --input-dtype bf17
 case_ refused -- run error --input "$work/raw2.npy" --input-dtype float32
 case_ refused -- run error --input-dtype bfloat16
 case_ refused -- run error --dtypes e8m0
+for d in e9m6 e8m7:bias=100 e5m2:bias=200 e8m0 fp32 e3m3:unsigned:fn,e9m6; do case_ refused -- run matmul_error --dtypes "$d"; done
+case_ refused -- run footprint --dtypes e3m3
 for o in "$work/adir" "$work/nodir/x.csv" /proc/version /dev/full; do case_ refused -- run footprint --out "$o"; done
 
 # run: every parameter of every experiment with bad values.
@@ -196,7 +199,7 @@ case_ refused -- report --quick extra
 # regress.
 for f in nope.yaml adir s_empty.yaml s_list.yaml s_nochecks.yaml s_syntax.yaml s_unknown_key.yaml s_bad_format.yaml \
          s_group.yaml s_missing_file.yaml s_text_file.yaml s_ints.yaml s_raw_nodtype.yaml s_nan_limit.yaml s_neg_n.yaml \
-         s_huge_n.yaml s_dup.yaml s_matmul_k.yaml s_matmul_huge.yaml s_matmul_vec.yaml s_matmul_shape.yaml \
+         s_huge_n.yaml s_dup.yaml s_matmul_k.yaml s_matmul_huge.yaml s_matmul_vec.yaml s_matmul_shape.yaml s_matmul_beyond_float.yaml \
          s_delayed_row.yaml s_scheme.yaml s_compare_shape.yaml s_binary.yaml s_two_docs.yaml /dev/zero; do
   case_ refused -- regress "$work/$f"
 done

@@ -82,8 +82,16 @@ ErrorSummary summarise(const std::vector<float>& c, const std::vector<double>& r
   return s;
 }
 
-template <class T>
+// The operand of `count` samples from stream `stream`, rounded to
+// nearest-even into f, as floats (exact).
+std::vector<float> operand(const FormatEntry& f, std::uint64_t seed, std::uint64_t stream, std::size_t count,
+                           bool positive) {
+  std::size_t changed = 0;
+  return matmul_operand_values(f, sampling::matmul_samples(seed, stream, count, positive), changed);
+}
+
 void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::size_t dtype_index, Table& table) {
+  const FormatEntry& f = *ctx.dtypes[dtype_index];
   const Params& p = ctx.params;
   const auto m = static_cast<std::size_t>(p.integer("m"));
   const auto n = static_cast<std::size_t>(p.integer("n"));
@@ -99,20 +107,12 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
     if (!any) continue;
 
     // The operands: the same samples for every format (streams 2k and 2k+1).
-    std::vector<T> qa(m * kk), qb(kk * n);
-    for (std::size_t i = 0; i < qa.size(); ++i) {
-      const double g = sampling::gaussian(seed, 2 * kk, i);
-      qa[i] = lplab::convert<T>(positive ? std::abs(g) : g, Round::nearest_even, Overflow::ieee);
-    }
-    for (std::size_t i = 0; i < qb.size(); ++i) {
-      const double g = sampling::gaussian(seed, 2 * kk + 1, i);
-      qb[i] = lplab::convert<T>(positive ? std::abs(g) : g, Round::nearest_even, Overflow::ieee);
-    }
+    const std::vector<float> fa = operand(f, seed, 2 * kk, m * kk, positive);
+    const std::vector<float> fb = operand(f, seed, 2 * kk + 1, kk * n, positive);
     // The reference: the exact sum (fp64 accumulator) before any output
     // rounding, and sum |a b| for the normalised error.
-    const std::vector<float> fa = k::decode_operand(qa.data(), qa.size());
-    const std::vector<float> fb = k::decode_operand(qb.data(), qb.size());
-    const k::MatmulProblem problem{m, n, kk, fa.data(), fb.data(), k::operand_range<T>(), k::operand_range<T>()};
+    const k::OperandRange range = operand_range(f);
+    const k::MatmulProblem problem{m, n, kk, fa.data(), fb.data(), range, range};
     std::vector<double> ref(m * n);
     k::matmul_sums(problem, ref.data(), k::MatmulOptions{.accumulator = k::accumulators::fp64});
     std::vector<double> abs_sum(m * n, 0.0);
@@ -128,11 +128,11 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
       const AccumulatorCase& acc = kCases[a];
       const k::AccumulatorModel model = case_model(acc, promote_every);
       std::vector<float> c(m * n);
-      k::matmul(m, n, kk, qa.data(), qb.data(), c.data(), k::MatmulOptions{.accumulator = model, .threads = ctx.threads});
+      k::matmul(problem, c.data(), k::MatmulOptions{.accumulator = model, .threads = ctx.threads});
       const ErrorSummary s = summarise(c, ref, abs_sum);
       const bool tc = model.kind == k::Accumulator::tensor_core;
       const int fraction_bits = k::resolve_accumulator(model, problem.ra, problem.rb).fraction_bits;
-      table.add(grid, {std::string(positive ? "half_normal" : "normal"), std::string(ctx.dtypes[dtype_index]->name),
+      table.add(grid, {std::string(positive ? "half_normal" : "normal"), std::string(f.name),
                        std::string(k::accumulator_name(model.kind)), std::int64_t{model.promote_every},
                        tc ? Cell{std::int64_t{fraction_bits}} : Cell{}, static_cast<std::int64_t>(kk), s.mean, s.max,
                        s.norm, s.vs_abs});
@@ -147,6 +147,8 @@ std::vector<Table> run(const Context& ctx) {
   const std::int64_t promote_every = p.integer("promote_every");
   for (double kv : ks)
     if (kv != std::floor(kv)) throw UsageError("matmul_error: ks must be whole numbers (got " + shortest(kv) + ")");
+  for (const FormatEntry* f : ctx.dtypes)
+    if (const std::string why = matmul_operand_problem(*f); !why.empty()) throw UsageError("matmul_error: " + why);
   // Each case's model for each input format, by the kernels' own check (a
   // promotion interval holds whole blocks: 32 products for 8-bit inputs, 16
   // for 16-bit ones).
@@ -157,18 +159,14 @@ std::vector<Table> run(const Context& ctx) {
               k::accumulator_problem(case_model(c, static_cast<int>(promote_every)), r, r, 24, Round::nearest_even))
         throw UsageError("matmul_error: " + e.message + " (input " + std::string(f->name) + ")");
     }
-  // The operands are kept as the format and decoded to float, about 8
-  // bytes per element; refuse sizes that would take more than 4 GiB.
+  // The operands are drawn as double and kept as float, at most 12 bytes
+  // per element; refuse sizes that would take more than 4 GiB.
   const auto m = static_cast<double>(p.integer("m")), n = static_cast<double>(p.integer("n"));
   for (double kv : ks)
-    if ((m + n) * kv * 8 > 0x1p32)
+    if ((m + n) * kv * 12 > 0x1p32)
       throw UsageError("matmul_error: m = " + shortest(m) + ", n = " + shortest(n) + ", k = " + shortest(kv) +
                        " needs more than 4 GiB of operands");
-  for (double kv : ks) require_memory((m + n) * kv * 8, "matmul_error: k = " + shortest(kv));
-  for (const FormatEntry* f : ctx.dtypes)
-    if (f->info.bits > 16 || f->info.mantissa_bits == 0)
-      throw UsageError("matmul_error: " + std::string(f->name) +
-                       " is not a tensor-core input format here (use 16-bit or narrower formats with a mantissa)");
+  for (double kv : ks) require_memory((m + n) * kv * 12, "matmul_error: k = " + shortest(kv));
 
   Table table{"matmul_error",
               "Relative error of C = A B against the exact sum, per input format, accumulator and k",
@@ -191,10 +189,7 @@ std::vector<Table> run(const Context& ctx) {
   ctx.progress.set_total(distributions.size() * per_distribution);
   for (std::size_t di = 0; di < distributions.size(); ++di)
     for (std::size_t d = 0; d < ctx.dtypes.size(); ++d)
-      visit_format(*ctx.dtypes[d], [&](auto type) {
-        run_dtype<typename decltype(type)::type>(ctx, distributions[di] == "half_normal", di * per_distribution, d,
-                                                 table);
-      });
+      run_dtype(ctx, distributions[di] == "half_normal", di * per_distribution, d, table);
 
   table.notes = {
       "A (m x k) and B (k x n) hold N(0, 1) (distribution normal) or |N(0, 1)| (half_normal) samples (seed " +
@@ -353,7 +348,7 @@ Experiment matmul_error_experiment() {
       run,
       {{"ks", "64,4096"}, {"m", "4"}, {"n", "4"}},
       summarize,
-      /*takes_declared_formats=*/false,
+      /*takes_declared_formats=*/true,
       /*place=*/40,
       /*plots=*/drawn_plots,
       /*headlines=*/headline_figures,

@@ -207,8 +207,7 @@ FinfoRecord finfo_record(const DeclaredFormat& f) {
 void require_compiled(const FormatEntry& e, std::string_view where, std::string_view who, std::string_view also) {
   if (e.declared != nullptr)
     throw UsageError(fmt::format("{}: {} is a declared format; {} takes the compiled formats ('lplab formats'). "
-                                 "declared formats work in {}inspect, finfo, values, --input-dtype and spec "
-                                 "convert checks",
+                                 "declared formats work in {}inspect, finfo, values, --input-dtype and specs",
                                  where, e.name, who, also.empty() ? std::string() : std::string(also) + ", "));
 }
 
@@ -276,7 +275,34 @@ const FormatEntry* find_format(std::string_view name) {
 }
 
 kernels::OperandRange operand_range(const FormatEntry& e) {
-  return visit_format(e, [](auto type) { return kernels::operand_range<typename decltype(type)::type>(); });
+  return kernels::operand_range(e.info.bits, e.info.nmant, e.info.minexp, e.info.maxexp, e.info.has_subnormals);
+}
+
+int output_precision(const FormatEntry& e) { return e.info.nmant + 1; }
+
+std::string matmul_operand_problem(const FormatEntry& e) {
+  if (e.info.bits > 16 || e.info.mantissa_bits == 0)
+    return fmt::format("{} is not a matmul input format here (16-bit or narrower, with a mantissa)", e.name);
+  // float: 2^-149 is the smallest subnormal, every value below 2^128.
+  const kernels::OperandRange r = operand_range(e);
+  if (r.quantum_exp < -149 || e.info.maxexp > 128)
+    return fmt::format("{} is not a matmul input format here: its values span 2^{} to below 2^{}, and the kernels "
+                       "decode operands to float (2^-149 to below 2^128)",
+                       e.name, r.quantum_exp, e.info.maxexp);
+  return {};
+}
+
+std::vector<float> matmul_operand_values(const FormatEntry& e, std::span<const double> x, std::size_t& changed) {
+  std::vector<float> out(x.size());
+  changed = 0;
+  for_each_rounded(e, x, kernels::ConvertOptions{}, [&](std::size_t first, std::span<const double> y) {
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const double v = x[first + i];
+      out[first + i] = static_cast<float>(y[i]);
+      changed += !(y[i] == v || (std::isnan(y[i]) && std::isnan(v)));
+    }
+  });
+  return out;
 }
 
 }  // namespace lplab::experiments

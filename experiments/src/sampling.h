@@ -92,4 +92,16 @@ inline double gaussian(std::uint64_t seed, std::uint64_t stream, std::uint64_t i
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
+// A matmul operand of `count` samples of stream `stream`: N(0, 1), or its
+// absolute value where `positive` (the half-normal, all products positive).
+inline std::vector<double> matmul_samples(std::uint64_t seed, std::uint64_t stream, std::size_t count,
+                                          bool positive) {
+  std::vector<double> x(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double g = gaussian(seed, stream, i);
+    x[i] = positive ? std::abs(g) : g;
+  }
+  return x;
+}
+
 }  // namespace lplab::experiments::sampling

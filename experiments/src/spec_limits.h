@@ -6,8 +6,6 @@
 #include <cstdint>
 #include <string>
 
-#include "lplab/experiments/format_registry.h"
-
 namespace lplab::experiments::spec_limits {
 
 // More elements than this in one array, or in a matmul's operands and output
@@ -21,9 +19,5 @@ inline constexpr double kMaxMultiplyAdds = 0x1p36;
 std::string matmul_size_error(std::uint64_t m, std::uint64_t n, std::uint64_t k);
 // The bytes a matmul check's arrays take while it runs.
 double matmul_bytes(std::uint64_t m, std::uint64_t n, std::uint64_t k);
-// Whether f can be a matmul operand (16-bit or narrower, with a mantissa:
-// the kernel decodes operands to float), and the message's reason if not.
-bool matmul_operand(const FormatEntry& f);
-inline constexpr const char* kMatmulOperandRule = "16-bit or narrower, with a mantissa";
 
 }  // namespace lplab::experiments::spec_limits

@@ -221,14 +221,11 @@ class Reader {
     fail(at, fmt::format("{}: expected true or false, got '{}'", field, shown(s)));
   }
 
-  // A format field; only a values check's takes a declared format.
-  const FormatEntry* format(const YAML::Node& node, SpecPlace at, std::string_view field,
-                            bool declared_ok = false) const {
+  // A format field: a compiled format or a declared layout.
+  const FormatEntry* format(const YAML::Node& node, SpecPlace at, std::string_view field) const {
     const std::string s = text(node, at, field);
     try {
-      const FormatEntry& f = resolve_format(s);
-      if (!declared_ok) require_compiled(f, "this field");
-      return &f;
+      return &resolve_format(s);
     } catch (const UsageError& e) {
       fail(at, fmt::format("{}: {}", field, e.what()));
     }
@@ -297,7 +294,7 @@ InputSource parse_input(const Reader& r, const YAML::Node& node, SpecPlace at, s
         in.path = r.text(e.value, vp, "path");
         if (in.path.empty()) r.fail(vp, fmt::format("{}: empty file name", field));
       } else {
-        in.dtype = r.format(e.value, vp, "dtype", true);
+        in.dtype = r.format(e.value, vp, "dtype");
         has_dtype = true;
       }
     }
@@ -356,12 +353,10 @@ InputSource parse_input(const Reader& r, const YAML::Node& node, SpecPlace at, s
 // (a format's name holds neither a '/' nor a '.').
 bool names_file(std::string_view s) { return s.find('/') != std::string_view::npos || s.find('.') != std::string_view::npos; }
 
-// A matmul operand's format (spec_limits::matmul_operand).
+// A matmul operand's format (matmul_operand_problem).
 const FormatEntry* operand_format(const Reader& r, const YAML::Node& node, SpecPlace at, std::string_view field) {
   const FormatEntry* f = r.format(node, at, field);
-  if (!spec_limits::matmul_operand(*f))
-    r.fail(at, fmt::format("{}: {} is not a matmul input format here ({})", field, f->name,
-                           spec_limits::kMatmulOperandRule));
+  if (const std::string why = matmul_operand_problem(*f); !why.empty()) r.fail(at, fmt::format("{}: {}", field, why));
   return f;
 }
 
@@ -621,7 +616,7 @@ Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
         bool has_format = false, has_input = false;
         for (const auto& [k, ve] : r.entries(e.value, vp, key, {"format", "input", "round", "overflow", "seed"})) {
           const SpecPlace cp = r.place(ve.value, ve.key_place);
-          if (k == "format") v.format = r.format(ve.value, cp, k, true), has_format = true;
+          if (k == "format") v.format = r.format(ve.value, cp, k), has_format = true;
           else if (k == "input") v.input = parse_input(r, ve.value, cp, k), has_input = true;
           else if (k == "round") v.round = r.policy(ve.value, cp, k, parse_round);
           else if (k == "overflow") v.overflow = r.policy(ve.value, cp, k, parse_overflow);
@@ -681,13 +676,11 @@ std::string matmul_size_error(std::uint64_t m, std::uint64_t n, std::uint64_t k)
 }
 
 double matmul_bytes(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
-  // Operands decoded to float and as the format (<= 8 bytes each), the
-  // output, the result and the reference as double.
+  // Operands drawn as double and kept as float (12 bytes each), the output,
+  // the result and the reference as double.
   const double dm = static_cast<double>(m), dn = static_cast<double>(n), dk = static_cast<double>(k);
-  return (dm + dn) * dk * 8 + dm * dn * 24;
+  return (dm + dn) * dk * 12 + dm * dn * 24;
 }
-
-bool matmul_operand(const FormatEntry& f) { return f.info.bits <= 16 && f.info.mantissa_bits > 0; }
 
 }  // namespace spec_limits
 

@@ -176,10 +176,8 @@ k::MatmulOptions matmul_options(const MatmulCheck& c) {
 // The kernels' own check of a matmul check's accumulator for its operands
 // (e.g. bf16_dot2 takes only operands exact in bf16), in step 1.
 void validate_matmul(const MatmulCheck& c, const MatmulPlan& p) {
-  const int precision =
-      visit_format(*c.output, [](auto type) { return k::output_precision<typename decltype(type)::type>(); });
-  if (const k::AccumulatorProblem e =
-          k::accumulator_problem(c.accumulator, operand_range(*p.a), operand_range(*p.b), precision, c.round))
+  if (const k::AccumulatorProblem e = k::accumulator_problem(c.accumulator, operand_range(*p.a), operand_range(*p.b),
+                                                             output_precision(*c.output), c.round))
     throw UsageError("matmul: " + e.message);
 }
 
@@ -194,11 +192,10 @@ const FormatEntry* file_format(const FormatEntry* named, const InputSource& file
     throw UsageError(fmt::format("{}: {} holds {} values; name the format they are rounded into: "
                                  "{}: {{path: {}, format: FORMAT}}",
                                  field, file.path, p.dtype, field, file.path));
-  const FormatEntry* found = find_format(p.dtype);
+  const FormatEntry* found = file.dtype != nullptr ? file.dtype : find_format(p.dtype);
   if (found == nullptr) throw UsageError(fmt::format("{}: {}: unknown dtype {}", field, file.path, p.dtype));
-  if (!spec_limits::matmul_operand(*found))
-    throw UsageError(fmt::format("{}: {} holds {}, not a matmul input format here ({})", field, file.path,
-                                 found->name, spec_limits::kMatmulOperandRule));
+  if (const std::string why = matmul_operand_problem(*found); !why.empty())
+    throw UsageError(fmt::format("{}: {} holds {}", field, file.path, why));
   return found;
 }
 
@@ -268,20 +265,6 @@ double plan(const Check& c, Inputs& inputs, const Spec& spec, MatmulPlan& matmul
   return 16.0 * static_cast<double>(a.count);  // the copies of both as the ComparedArrays
 }
 
-// A matmul operand's values rounded to nearest-even into T, decoded; the
-// number that changed (a file's values; drawn ones are not exact).
-template <class T>
-std::vector<float> operand(const std::vector<double>& values, std::size_t& changed) {
-  std::vector<T> q(values.size());
-  changed = 0;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    q[i] = lplab::convert<T>(values[i], Round::nearest_even, Overflow::ieee);
-    const double back = static_cast<double>(q[i]);
-    changed += !(back == values[i] || (std::isnan(back) && std::isnan(values[i])));
-  }
-  return k::decode_operand(q.data(), q.size());
-}
-
 struct Operand {
   std::vector<float> values;
   k::OperandRange range;
@@ -292,23 +275,13 @@ struct Operand {
 // `stream` of the seed; or the file's values.
 Operand matmul_operand(const FormatEntry& f, const InputSource& file, Inputs& inputs, std::size_t count,
                        std::uint64_t seed, std::uint64_t stream, bool positive) {
-  std::vector<double> drawn;
   const Loaded* loaded = file.path.empty() ? nullptr : &inputs.get(file);
-  if (loaded == nullptr) {
-    drawn.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      const double g = sampling::gaussian(seed, stream, i);
-      drawn[i] = positive ? std::abs(g) : g;
-    }
-  }
-  return visit_format(f, [&](auto type) {
-    using T = typename decltype(type)::type;
-    std::size_t changed = 0;
-    Operand o{operand<T>(loaded != nullptr ? loaded->values : drawn, changed), k::operand_range<T>(), {}};
-    if (loaded != nullptr)
-      o.what = fmt::format("{} ({} changed by rounding into {})", loaded->what, changed, f.name);
-    return o;
-  });
+  const std::vector<double> drawn =
+      loaded == nullptr ? sampling::matmul_samples(seed, stream, count, positive) : std::vector<double>{};
+  std::size_t changed = 0;
+  Operand o{matmul_operand_values(f, loaded != nullptr ? loaded->values : drawn, changed), operand_range(f), {}};
+  if (loaded != nullptr) o.what = fmt::format("{} ({} changed by rounding into {})", loaded->what, changed, f.name);
+  return o;
 }
 
 ComparedArrays run_matmul(const MatmulCheck& c, const MatmulPlan& p, Inputs& inputs, std::string& context) {
@@ -322,14 +295,24 @@ ComparedArrays run_matmul(const MatmulCheck& c, const MatmulPlan& p, Inputs& inp
   ComparedArrays s;
   s.expected.resize(m * n);
   k::matmul_sums(problem, s.expected.data(), k::MatmulOptions{.accumulator = k::accumulators::fp64, .threads = 0});
-  s.actual = visit_format(*c.output, [&](auto type) {
-    using T = typename decltype(type)::type;
-    std::vector<T> out(m * n);
-    k::matmul(problem, out.data(), options);
-    std::vector<double> v(out.size());
-    for (std::size_t i = 0; i < out.size(); ++i) v[i] = static_cast<double>(out[i]);
-    return v;
-  });
+  s.actual.resize(m * n);
+  if (c.output->declared == nullptr) {
+    visit_format(*c.output, [&]<class T>(std::type_identity<T>) {
+      std::vector<T> out(m * n);
+      k::matmul(problem, out.data(), options);
+      for (std::size_t i = 0; i < out.size(); ++i) s.actual[i] = static_cast<double>(out[i]);  // exact
+    });
+  } else {
+    // A declared output has no type to instantiate matmul() for: the sums it
+    // would round (scales 1), each rounded into the format as matmul() rounds
+    // element i (stochastic_bits(seed, i)).
+    std::vector<double> sums(m * n);
+    k::matmul_sums(problem, sums.data(), options);
+    for_each_rounded(*c.output, sums, k::ConvertOptions{.round = c.round, .seed = c.seed},
+                     [&](std::size_t first, std::span<const double> y) {
+                       std::copy(y.begin(), y.end(), s.actual.begin() + static_cast<std::ptrdiff_t>(first));
+                     });
+  }
   const bool drawn = c.a_file.path.empty() || c.b_file.path.empty();
   context = fmt::format("{} x {} -> {}, {}, m={}, n={}, k={}{}{}{}", p.a->name, p.b->name, c.output->name,
                         k::accumulator_label(k::resolve_accumulator(c.accumulator, a.range, b.range)), m, n, kk,

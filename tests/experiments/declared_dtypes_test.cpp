@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -41,15 +42,16 @@ bool same_cell(const Cell& a, const Cell& b) {
   return a == b;
 }
 
-// The rows of `format` in every table with a dtype column (format rows only:
-// scaling "none" where the table has that column).
+// The rows of `format` in every table with a dtype (or matmul input) column
+// (format rows only: scaling "none" where the table has that column).
 std::map<std::string, std::vector<Row>> rows_of(const std::vector<Table>& ts, std::string_view format) {
   std::map<std::string, std::vector<Row>> out;
   for (const Table& t : ts) {
-    if (!has_column(t, "dtype")) continue;
+    const char* column = has_column(t, "dtype") ? "dtype" : has_column(t, "input") ? "input" : nullptr;
+    if (column == nullptr) continue;
     std::vector<Row>& rows = out[t.id];
     for (const Row& r : t.rows) {
-      if (std::get<std::string>(r.cells[t.column("dtype")]) != format) continue;
+      if (std::get<std::string>(r.cells[t.column(column)]) != format) continue;
       if (has_column(t, "scaling") && std::get<std::string>(r.cells[t.column("scaling")]) != "none") continue;
       rows.push_back(r);
     }
@@ -115,6 +117,50 @@ TEST(DeclaredDtypes, underflow_rows_equal_the_compiled_kernels) {
   expect_twin_rows_equal("underflow", {{"n", "2048"}, {"sigmas", "1e-9,1e-3,1,300,1e5"}, {"schemes", "none"}}, {});
 }
 
+// Every accumulator, the tensor core's block and fraction bits included
+// (from the declared format's range), on operands rounded by the scalar core.
+TEST(DeclaredDtypes, matmul_error_rows_equal_the_compiled_kernels) {
+  expect_twin_rows_equal("matmul_error", {{"ks", "64,96,4096"}, {"m", "4"}, {"n", "3"}}, {});
+}
+
+// The range the accumulators read off a declared format's finfo fields is the
+// one kernels::operand_range gives its compiled twin's type, for every
+// compiled format the matmul takes.
+TEST(DeclaredDtypes, operand_range_of_a_declared_layout_is_its_types) {
+  int checked = 0;
+  for (const FormatEntry& e : formats()) {
+    if (!matmul_operand_problem(e).empty()) continue;
+    const auto [typed, precision] = visit_format(e, []<class T>(std::type_identity<T>) {
+      return std::pair{kernels::operand_range<T>(), kernels::output_precision<T>()};
+    });
+    const kernels::OperandRange r = operand_range(e);
+    SCOPED_TRACE(std::string(e.name));
+    EXPECT_EQ(r.fixed, typed.fixed);
+    EXPECT_EQ(r.quantum_exp, typed.quantum_exp);
+    EXPECT_EQ(r.magnitude_bits, typed.magnitude_bits);
+    EXPECT_EQ(r.storage_bits, typed.storage_bits);
+    EXPECT_EQ(r.emin, typed.emin);
+    EXPECT_EQ(r.bf16_exact, typed.bf16_exact);
+    EXPECT_EQ(output_precision(e), precision);
+    ++checked;
+  }
+  EXPECT_GE(checked, 10);
+  // E3M3 (bias 3, IEEE): values q 2^-5 with |q| < 2^9 (max 15.5 < 2^4).
+  const kernels::OperandRange e3m3 = operand_range(resolve_format("e3m3"));
+  EXPECT_TRUE(e3m3.fixed);
+  EXPECT_EQ(e3m3.quantum_exp, -5);
+  EXPECT_EQ(e3m3.magnitude_bits, 9);
+  EXPECT_EQ(e3m3.storage_bits, 7);
+  EXPECT_TRUE(e3m3.bf16_exact);
+  // Values beyond float's range cannot be decoded to float operands.
+  EXPECT_NE(matmul_operand_problem(resolve_format("e9m6")).find("decode operands to float"), std::string::npos);
+  EXPECT_NE(matmul_operand_problem(resolve_format("e5m2:bias=200")).find("decode operands to float"),
+            std::string::npos);
+  EXPECT_NE(matmul_operand_problem(resolve_format("e8m7:bias=100")).find("decode operands to float"),
+            std::string::npos);
+  EXPECT_EQ(matmul_operand_problem(resolve_format("e5m2:bias=15:fnuz")), "");
+}
+
 // A layout without a compiled twin runs in error and underflow: e3m3 (bias 3,
 // IEEE) has max 15.5 and smallest subnormal 2^-5 = 0.03125, so rounding
 // N(0, 1) to nearest never exceeds half an ulp.
@@ -148,11 +194,11 @@ TEST(DeclaredDtypes, run_takes_a_declared_layout_where_the_experiment_does) {
 
 TEST(DeclaredDtypes, other_experiments_refuse_naming_those_that_take_them) {
   RunRequest r;
-  r.experiment = "matmul_error";
+  r.experiment = "footprint";
   r.dtypes = {"e3m3"};
   try {
     prepare(r);
-    FAIL() << "matmul_error took a declared format";
+    FAIL() << "footprint took a declared format";
   } catch (const UsageError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("e3m3:bias=3:ieee is a declared format"), std::string::npos) << what;

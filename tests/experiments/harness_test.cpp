@@ -157,10 +157,10 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
   } catch (const lx::UsageError& err) {
     EXPECT_STREQ(err.what(), "format 'e3m4:bias=x': bias=<integer> once, e.g. bias=3");
   }
-  // underflow and error take declared formats (declared_dtypes_test.cpp);
-  // matmul_error, compiled per format, does not.
+  // underflow, error and matmul_error take declared formats
+  // (declared_dtypes_test.cpp); roofline, which times compiled kernels, does not.
   lx::RunRequest r;
-  r.experiment = "matmul_error";
+  r.experiment = "roofline";
   r.dtypes = {"e3m3"};
   try {
     lx::prepare(r);

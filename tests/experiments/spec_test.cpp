@@ -672,6 +672,52 @@ TEST_F(SpecFiles, matmul_runs_on_the_users_operands) {
             (dir_ / "spec.yaml").string() + ":3:13: matmul: missing field 'b' (A is a file: B's format or its .npy file)");
 }
 
+TEST_F(SpecFiles, matmul_takes_declared_formats) {
+  // A = [1, 0.3, 15] rounded into E3M3 (bias 3, IEEE; declared, no compiled
+  // twin): 0.3 becomes 0.3125 (spacing 2^-4 in [0.25, 0.5)). B = three ones,
+  // raw E3M3 codes 0x18 (exponent 3 - bias 3, mantissa 0). The exact sum
+  // 16.3125 rounded to nearest-even into E4M4 (spacing 1 in [16, 32)) is 16:
+  // relative error 0.3125 / 16.3125. A float output (no rounding into the
+  // declared format) gives 0; E3M3's own max 15.5 would overflow to inf.
+  const std::vector<double> a = {1, 0.3, 15};
+  write_raw("a.npy", "<f8", "1, 3", std::string(reinterpret_cast<const char*>(a.data()), 24));
+  write_raw("b7.npy", "|V1", "3, 1", "\x18\x18\x18");
+  const Spec spec = load_spec(write_spec(R"(checks:
+  - name: declared_output
+    matmul: {a: {path: a.npy, format: e3m3}, b: {path: b7.npy, dtype: e3m3}, output: e4m4, accumulator: fp32}
+    max_rel_err: 0
+  - name: drawn
+    matmul: {a: e3m3, output: e3m3, accumulator: fp64, k: 64, m: 3, n: 5, seed: 4}
+    max_ulp: {format: e3m3, max: 0}
+  - name: tensor_core
+    matmul: {a: e3m3, b: e2m3, accumulator: tensor_core, k: 64, seed: 4}
+    max_rel_err: 2^-10
+)"));
+  const std::vector<CheckResult> r = run_spec(spec);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].measured, 0.3125 / 16.3125);
+  EXPECT_NE(r[0].context.find("e3m3:bias=3:ieee x e3m3:bias=3:ieee -> e4m4:bias=7:ieee, fp32, m=1, n=1, k=3"),
+            std::string::npos)
+      << r[0].context;
+  EXPECT_NE(r[0].context.find("(1 changed by rounding into e3m3:bias=3:ieee)"), std::string::npos) << r[0].context;
+  // The fp64 sum rounded once into E3M3 is within 0 ULPs of the exact sum
+  // rounded into E3M3; a rounding into any other grid is not, somewhere.
+  EXPECT_TRUE(r[1].passed) << r[1].measured << " " << r[1].detail;
+  EXPECT_TRUE(r[2].passed) << r[2].measured;
+  EXPECT_NE(r[2].context.find("e3m3:bias=3:ieee x float6_e2m3fn -> float32, hopper_wgmma_fp8"), std::string::npos)
+      << r[2].context;
+  // A declared layout whose values are not all floats cannot be an operand.
+  try {
+    run_spec(load_spec(write_spec("checks:\n  - name: c\n    matmul: {a: e8m7:bias=100, accumulator: fp32}\n"
+                                  "    max_rel_err: 0\n")));
+    FAIL() << "a declared format beyond float's range was accepted as an operand";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("a: e8m7:bias=100:ieee is not a matmul input format here: its values span 2^-106 to below 2^155"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(SpecFiles, quantize_reads_rows_for_tiles_and_delayed_steps) {
   // Two steps of 128: the first of amax 1 (at TE's initial scale 1, exact
   // for 1 and 0.5), the second of amax 4 scaled by the first step's

@@ -112,9 +112,19 @@ void require_compiled(const FormatEntry& e, std::string_view where, std::string_
 // the kernels, a declared one the scalar core, element by element.
 void for_each_rounded(const FormatEntry& e, std::span<const double> x, const kernels::ConvertOptions& options,
                       const std::function<void(std::size_t first, std::span<const double> y)>& visit);
-// What the matmul accumulators need to know of a compiled format
-// (kernels::operand_range of its type).
+// What the matmul accumulators need to know of a format, compiled or
+// declared (kernels::operand_range of its finfo fields), and the significant
+// bits of an output in it (kernels::output_precision).
 kernels::OperandRange operand_range(const FormatEntry& e);
+int output_precision(const FormatEntry& e);
+// Why e cannot be a matmul operand, or empty. The kernels take formats of 16
+// bits or fewer with a mantissa, decoded to float: every value of e must be
+// a float (exponents within float's, the smallest value at least 2^-149).
+std::string matmul_operand_problem(const FormatEntry& e);
+// x rounded to nearest-even (IEEE overflow) into e, as matmul operands: the
+// values as floats (exact, where matmul_operand_problem(e) is empty), and in
+// `changed` how many differ from x (NaN equals NaN).
+std::vector<float> matmul_operand_values(const FormatEntry& e, std::span<const double> x, std::size_t& changed);
 
 }  // namespace lplab::experiments
 

@@ -177,18 +177,24 @@ struct OperandRange {
   bool bf16_exact = false;  // every value is a bf16 value (Accumulator::bf16_dot2)
 };
 
+// The range of a format with numpy's finfo fields (2^minexp is the smallest
+// normal value, max < 2^maxexp): every format's, compiled or declared at run
+// time, by the same arithmetic.
+constexpr OperandRange operand_range(int storage_bits, int nmant, int minexp, int maxexp, bool has_subnormals) {
+  const int quantum = has_subnormals ? minexp - nmant : minexp;
+  const int bits = maxexp - quantum;
+  // bf16: 8 significant bits, exponents -133 (its smallest subnormal) to 127.
+  const bool in_bf16 = nmant <= 7 && maxexp <= 128 && quantum >= -133;
+  return {bits <= 48, quantum, bits, storage_bits, minexp, in_bf16};
+}
+
 template <class T>
 constexpr OperandRange operand_range() {
   if constexpr (std::is_same_v<T, float>) {
     return {};
   } else {
     using F = finfo<T>;
-    // numpy's conventions: 2^minexp is the smallest normal, max < 2^maxexp.
-    const int quantum = F::has_subnormals ? F::minexp - F::nmant : F::minexp;
-    const int bits = F::maxexp - quantum;
-    // bf16: 8 significant bits, exponents -133 (its smallest subnormal) to 127.
-    constexpr bool in_bf16 = F::nmant <= 7 && F::maxexp <= 128 && quantum >= -133;
-    return {bits <= 48, quantum, bits, F::bits, F::minexp, in_bf16};
+    return operand_range(F::bits, F::nmant, F::minexp, F::maxexp, F::has_subnormals);
   }
 }
 
