@@ -129,6 +129,11 @@ Bandwidth stream_bandwidth(std::size_t bytes_per_array, unsigned threads, int re
   const auto passes = static_cast<std::size_t>(std::max(1.0, std::ceil(kMinBytesPerRun / bytes)));
   const std::int64_t target = kernels::current_simd_target().id;  // the workers run the caller's
   const auto parallel = [&](auto&& body) {
+    // One thread: this one. Starting a worker costs tens of microseconds,
+    // a few percent of a run over cache-sized arrays -- enough to put the
+    // single-threaded elementwise points, timed on the calling thread, above
+    // this roof.
+    if (threads == 1) return body(std::size_t{0}, n);
     std::vector<std::jthread> pool;  // joined on scope exit, also when a start fails
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
