@@ -155,12 +155,8 @@ std::vector<Table> run(const Context& ctx) {
     roof(dev, "fp64", r->fp64, r->bw.best(), src);
     if (r->bf16 > 0) roof(dev, "bf16", r->bf16, r->bw.best(), src + ", VDPBF16PS");
   }
-  for (const DevicePeaks& d : kDevices) {
-    roof(std::string(d.name), "fp32", d.fp32, d.bandwidth, std::string(d.source));
-    roof(std::string(d.name), "bf16", d.bf16, d.bandwidth, std::string(d.source));
-    if (d.fp8 > 0) roof(std::string(d.name), "fp8", d.fp8, d.bandwidth, std::string(d.source));
-    if (d.fp4 > 0) roof(std::string(d.name), "fp4", d.fp4, d.bandwidth, std::string(d.source));
-  }
+  for (const DeviceRoof& d : device_roofs())
+    roof(std::string(d.device), std::string(d.dtype), d.peak, d.bandwidth, std::string(d.source));
 
   // Ops: counts per dtype, bound on each device.
   std::vector<Column> op_cols = {{"op", ""},       {"dtype", ""},           {"n", ""},

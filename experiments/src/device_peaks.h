@@ -7,6 +7,7 @@
 
 #include <array>
 #include <string_view>
+#include <vector>
 
 namespace lplab::experiments {
 
@@ -35,6 +36,26 @@ inline constexpr std::array<DevicePeaks, 4> kDevices{{
      "NVIDIA HGX B200 per GPU: BF16 4.5, FP8 9, FP4 18 PFLOPS with sparsity, FP32 75 TFLOPS; "
      "8 TB/s (the B200's maximum; HGX B200's table lists 7.7 TB/s)"},
 }};
+
+// The roofs a device's spec sheet gives: one per unit, fp32 and bf16 on
+// every device, fp8 and fp4 where it has them. The roofline experiment's
+// table and the report's GPU section list these.
+struct DeviceRoof {
+  std::string_view device, dtype;
+  double peak;  // FLOP/s
+  double bandwidth;  // bytes/s
+  std::string_view source;
+};
+inline std::vector<DeviceRoof> device_roofs() {
+  std::vector<DeviceRoof> out;
+  for (const DevicePeaks& d : kDevices) {
+    out.push_back({d.name, "fp32", d.fp32, d.bandwidth, d.source});
+    out.push_back({d.name, "bf16", d.bf16, d.bandwidth, d.source});
+    if (d.fp8 > 0) out.push_back({d.name, "fp8", d.fp8, d.bandwidth, d.source});
+    if (d.fp4 > 0) out.push_back({d.name, "fp4", d.fp4, d.bandwidth, d.source});
+  }
+  return out;
+}
 
 // The dense peak a device offers for operands of `bits` bits: fp32 on CUDA
 // cores, 16-bit on bf16/fp16 tensor cores, 8-bit on FP8 units where there are

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "device_peaks.h"
 #include "lplab/experiments/runner.h"
 
 namespace lplab::experiments {
@@ -298,19 +299,22 @@ Table write_report(const ReportOptions& options) {
         "The GPU figures below (H100, A100, H200, B200) are the vendors' promised dense peaks from their spec "
         "sheets, used for arithmetic intensity and for placing operations on a GPU's roofline; lplab's CUDA "
         "code (the formats compiled with nvcc) did not run here.";
-    // The spec-sheet table: roofline_roofs without this machine's rows.
-    Table gpu;
-    gpu.id = "gpu_spec_sheets";
-    gpu.title = "Accelerators' promised peaks (spec sheets, dense)";
-    for (const Table& t : all) {
-      if (t.id != "roofline_roofs") continue;
-      gpu.columns = t.columns;
-      gpu.notes = {"ridge_flop_per_byte = peak / bandwidth: operations of lower arithmetic intensity are "
-                   "memory-bound on that device (roofline_ops says which)."};
-      const std::size_t dev = t.column("device");
-      for (const Row& r : t.rows)
-        if (!cell_text(r.cells[dev]).starts_with("this_cpu")) gpu.rows.push_back(r);
-    }
+    // The spec-sheet table: the devices' roofs (device_peaks.h), as the
+    // roofline experiment lists them beside this machine's.
+    Table gpu{"gpu_spec_sheets",
+              "Accelerators' promised peaks (spec sheets, dense)",
+              {{"device", ""},
+               {"dtype", ""},
+               {"peak_gflops", "GFLOP/s"},
+               {"bandwidth_gbs", "GB/s"},
+               {"ridge_flop_per_byte", "FLOP/byte"},
+               {"source", ""}},
+              {},
+              {"ridge_flop_per_byte = peak / bandwidth: operations of lower arithmetic intensity are "
+               "memory-bound on that device (roofline_ops says which)."}};
+    for (const DeviceRoof& d : device_roofs())
+      gpu.add(gpu.rows.size(), {std::string(d.device), std::string(d.dtype), d.peak / 1e9, d.bandwidth / 1e9,
+                                d.peak / d.bandwidth, std::string(d.source)});
     write(fmt::format("{}/data/{}.csv", tmp, gpu.id), to_csv(gpu));
     write(fmt::format("{}/data/{}.json", tmp, gpu.id), to_json(gpu).dump(1) + "\n");
 

@@ -298,7 +298,9 @@ InputSource parse_input(const Reader& r, const YAML::Node& node, SpecPlace at, s
         has_dtype = true;
       }
     }
-    if (!has_dtype) r.fail(in.place, fmt::format("{}: a path mapping names the raw data's format: {{path: FILE, dtype: FORMAT}}", field));
+    if (!has_dtype)
+      r.fail(in.place,
+             fmt::format("{}: a path mapping names the raw data's format: {{path: FILE, dtype: FORMAT}}", field));
     return in;
   }
   const auto entries = r.entries(node, in.place, field, {"distribution", "n", "seed", "sigma", "shape", "low", "high"});
@@ -435,7 +437,9 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
     } else if (const kernels::AccumulatorField* param = model_field(key)) {
       // The preset's value is replaced below (the accumulator may come later);
       // its bounds are the kernels' check's (accumulator_problem, below).
-      params.push_back({param, static_cast<int>(r.integer(e.value, vp, key, std::numeric_limits<int>::min(), std::numeric_limits<int>::max())), e.key_place});
+      using Limits = std::numeric_limits<int>;
+      const std::int64_t value = r.integer(e.value, vp, key, Limits::min(), Limits::max());
+      params.push_back({param, static_cast<int>(value), e.key_place});
     } else {
       c.round = r.policy(e.value, vp, key, parse_round);
     }

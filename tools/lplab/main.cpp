@@ -55,22 +55,18 @@ int checked_exit(int status, int internal_error_status) {
 }
 
 // One command's arguments declared to CLI11, and their text read back after
-// parsing. Single values bind to a string, repeatable ones to a list;
-// addresses stay put (std::deque) while CLI11 holds them.
+// parsing: each argument binds to its own slot (a flag to a bool, a single
+// value to a string, a repeatable one to a list), whose address stays put
+// (std::deque) while CLI11 holds it.
 class Declared {
  public:
   Declared(CLI::App& app, const Command& c) : command_(c), sub_(app.add_subcommand(c.name, c.help)) {
     for (const Arg& a : c.args) {
-      CLI::Option* o = nullptr;
-      if (a.kind == Arg::Kind::flag) {
-        o = sub_->add_flag(a.name, flags_.emplace_back(false), a.help);
-      } else if (a.repeatable) {
-        o = sub_->add_option(a.name, lists_.emplace_back(), a.help);
-      } else {
-        o = sub_->add_option(a.name, strings_.emplace_back(), a.help);
-      }
-      if (a.required) o->required();
-      bound_.push_back(o);
+      Slot& slot = slots_.emplace_back(Slot{&a});
+      if (a.kind == Arg::Kind::flag) slot.option = sub_->add_flag(a.name, slot.flag, a.help);
+      else if (a.repeatable) slot.option = sub_->add_option(a.name, slot.values, a.help);
+      else slot.option = sub_->add_option(a.name, slot.value, a.help);
+      if (a.required) slot.option->required();
     }
   }
 
@@ -79,30 +75,28 @@ class Declared {
 
   Args args() const {
     Args out;
-    std::size_t flag = 0, list = 0, single = 0;
-    for (std::size_t i = 0; i < command_.args.size(); ++i) {
-      const Arg& a = command_.args[i];
-      const bool given = bound_[i]->count() > 0;
+    for (const Slot& slot : slots_) {
+      const Arg& a = *slot.arg;
       if (a.kind == Arg::Kind::flag) {
-        if (flags_[flag++]) out.set(a.name, {});
-      } else if (a.repeatable) {
-        if (given) out.set(a.name, lists_[list]);
-        ++list;
-      } else {
-        if (given) out.set(a.name, {strings_[single]});
-        ++single;
+        if (slot.flag) out.set(a.name, {});
+      } else if (slot.option->count() > 0) {
+        out.set(a.name, a.repeatable ? slot.values : std::vector<std::string>{slot.value});
       }
     }
     return out;
   }
 
  private:
+  struct Slot {
+    const Arg* arg;
+    CLI::Option* option = nullptr;
+    bool flag = false;
+    std::string value;
+    std::vector<std::string> values;
+  };
   const Command& command_;
   CLI::App* sub_;
-  std::deque<bool> flags_;
-  std::deque<std::vector<std::string>> lists_;
-  std::deque<std::string> strings_;
-  std::vector<CLI::Option*> bound_;
+  std::deque<Slot> slots_;
 };
 
 // The command named by argv[1], if it is one.
