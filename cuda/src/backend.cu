@@ -6,29 +6,12 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <tuple>
-#include <type_traits>
 
 #include "lplab/cuda.h"
 #include "lplab/kernels/random.h"
 
 namespace lplab::cuda {
 namespace {
-
-// The catalog's types by index: a kernel's template argument is the index,
-// because nvcc's host stub cannot spell a class-type template argument.
-#define LPLAB_CUDA_TYPE(type, names, description) type,
-using Catalog = std::tuple<LPLAB_FORMAT_CATALOG(LPLAB_CUDA_TYPE) void>;
-#undef LPLAB_CUDA_TYPE
-
-template <class T, std::size_t I = 0>
-constexpr std::size_t catalog_index() {
-  if constexpr (std::is_same_v<std::tuple_element_t<I, Catalog>, T>) return I;
-  else return catalog_index<T, I + 1>();
-}
-
-template <std::size_t I>
-using CatalogType = std::tuple_element_t<I, Catalog>;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("lplab::cuda: ") + what + ": " + cudaGetErrorString(e));
@@ -67,7 +50,7 @@ unsigned blocks_for(std::size_t n) {
 template <std::size_t I>
 __global__ void encode_kernel(const float* in, void* out, std::size_t n, Round r, Overflow o, std::uint64_t seed,
                               std::uint64_t first) {
-  using T = CatalogType<I>;
+  using T = catalog_format<I>;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const std::uint32_t bits = r == Round::stochastic ? kernels::stochastic_bits(seed, first + i) : 0;
@@ -77,7 +60,7 @@ __global__ void encode_kernel(const float* in, void* out, std::size_t n, Round r
 
 template <std::size_t I>
 __global__ void decode_kernel(const void* in, float* out, std::size_t n) {
-  using T = CatalogType<I>;
+  using T = catalog_format<I>;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     out[i] = lplab::convert<float>(static_cast<const T*>(in)[i]);  // exact

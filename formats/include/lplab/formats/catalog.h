@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstddef>
+#include <tuple>
+#include <type_traits>
 
 #include "lplab/formats/value.h"
 
@@ -110,5 +112,26 @@ using format_list_tail = FormatList<T...>;
 }  // namespace detail
 using all_formats = detail::format_list_tail<void LPLAB_FORMAT_CATALOG(LPLAB_CATALOG_TYPE)>;
 #undef LPLAB_CATALOG_TYPE
+
+// The same list as a std::tuple, and the catalog's I-th type: CUDA kernels
+// take a format by its index, because nvcc's host stub cannot spell a
+// class-type template argument.
+namespace detail {
+template <class L>
+struct format_tuple;
+template <class... T>
+struct format_tuple<FormatList<T...>> {
+  using type = std::tuple<T...>;
+};
+}  // namespace detail
+using catalog_tuple = typename detail::format_tuple<all_formats>::type;
+template <std::size_t I>
+using catalog_format = std::tuple_element_t<I, catalog_tuple>;
+// The index of T in the catalog (a compile error for a type not in it).
+template <class T, std::size_t I = 0>
+constexpr std::size_t catalog_index() {
+  if constexpr (std::is_same_v<catalog_format<I>, T>) return I;
+  else return catalog_index<T, I + 1>();
+}
 
 }  // namespace lplab
