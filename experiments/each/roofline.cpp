@@ -125,12 +125,7 @@ std::vector<Table> run(const Context& ctx) {
   Table roofs{"roofline_roofs",
               "Peak FLOP/s, bandwidth and ridge point of this CPU (measured) and of accelerators "
               "(spec sheets)",
-              {{"device", ""},
-               {"dtype", ""},
-               {"peak_gflops", "GFLOP/s"},
-               {"bandwidth_gbs", "GB/s"},
-               {"ridge_flop_per_byte", "FLOP/byte"},
-               {"source", ""}},
+              roof_columns(),
               {},
               {"this_cpu: " + machine_text + "; this_cpu_1thread: the same on one thread.",
                "Measured as the Empirical Roofline Toolkit does: fp32/fp64 from 16 independent "

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lplab/experiments/table.h"
+
 namespace lplab::experiments {
 
 struct DevicePeaks {
@@ -46,6 +48,15 @@ struct DeviceRoof {
   double bandwidth;  // bytes/s
   std::string_view source;
 };
+// The columns of a table of roofs, one row per (device, dtype).
+inline std::vector<Column> roof_columns() {
+  return {{"device", ""},
+          {"dtype", ""},
+          {"peak_gflops", "GFLOP/s"},
+          {"bandwidth_gbs", "GB/s"},
+          {"ridge_flop_per_byte", "FLOP/byte"},
+          {"source", ""}};
+}
 inline std::vector<DeviceRoof> device_roofs() {
   std::vector<DeviceRoof> out;
   for (const DevicePeaks& d : kDevices) {

@@ -303,12 +303,7 @@ Table write_report(const ReportOptions& options) {
     // roofline experiment lists them beside this machine's.
     Table gpu{"gpu_spec_sheets",
               "Accelerators' promised peaks (spec sheets, dense)",
-              {{"device", ""},
-               {"dtype", ""},
-               {"peak_gflops", "GFLOP/s"},
-               {"bandwidth_gbs", "GB/s"},
-               {"ridge_flop_per_byte", "FLOP/byte"},
-               {"source", ""}},
+              roof_columns(),
               {},
               {"ridge_flop_per_byte = peak / bandwidth: operations of lower arithmetic intensity are "
                "memory-bound on that device (roofline_ops says which)."}};
