@@ -31,6 +31,19 @@ class DeviceArray {
   T* p_ = nullptr;
 };
 
+// How many CUDA devices the runtime lists: 0, with its reason in *why,
+// where there are none (no GPU, no driver).
+int device_count(std::string* why) {
+  int n = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess) {
+    if (why != nullptr) *why = cudaGetErrorString(e);
+    cudaGetLastError();  // reset the runtime's last error, so later calls start clean
+    return 0;
+  }
+  if (n == 0 && why != nullptr) *why = "the CUDA runtime lists no device";
+  return n;
+}
+
 void check_call(std::size_t in, std::size_t out, const kernels::ConvertOptions& o) {
   if (in != out)
     throw std::invalid_argument("lplab::cuda::convert: input and output lengths differ (" + std::to_string(in) +
@@ -38,7 +51,7 @@ void check_call(std::size_t in, std::size_t out, const kernels::ConvertOptions& 
   if (o.stats != nullptr)
     throw std::invalid_argument("lplab::cuda::convert: flags are counted on the CPU only (options.stats)");
   std::string why;
-  if (devices(&why).empty()) throw std::runtime_error("lplab::cuda: no CUDA device: " + why);
+  if (device_count(&why) == 0) throw std::runtime_error("lplab::cuda: no CUDA device: " + why);
 }
 
 // 256 threads a block, at most 2^16 blocks: a grid-stride loop covers the rest.
@@ -84,18 +97,13 @@ void run(std::span<const In> in, std::span<Out> out, Launch launch) {
 
 std::vector<Device> devices(std::string* why) {
   std::vector<Device> out;
-  int n = 0;
-  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess) {
-    if (why != nullptr) *why = cudaGetErrorString(e);
-    cudaGetLastError();  // clear the sticky-free error state for later calls
-    return out;
-  }
+  const int n = device_count(why);
   for (int i = 0; i < n; ++i) {
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
     out.push_back({i, p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem});
   }
-  if (out.empty() && why != nullptr) *why = "the CUDA runtime lists no device";
+  if (n > 0 && out.empty() && why != nullptr) *why = "no device's properties could be read";
   return out;
 }
 

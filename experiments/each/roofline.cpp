@@ -140,7 +140,7 @@ std::vector<Table> run(const Context& ctx) {
   std::uint64_t g = 0;
   const auto roof = [&](std::string dev, std::string dtype, double peak, double bw, std::string src) {
     if (ctx.shard.owns(g))
-      roofs.add(g, {std::move(dev), std::move(dtype), peak / kGiga, bw / kGiga, peak / bw, std::move(src)});
+      roofs.add(g, roof_cells(std::move(dev), std::move(dtype), peak, bw, std::move(src)));
     ++g;
   };
   for (const CpuRoofs* r : {&all, &one}) {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lplab/experiments/table.h"
@@ -56,6 +58,11 @@ inline std::vector<Column> roof_columns() {
           {"bandwidth_gbs", "GB/s"},
           {"ridge_flop_per_byte", "FLOP/byte"},
           {"source", ""}};
+}
+// A row of such a table: FLOP/s and bytes/s shown in GFLOP/s and GB/s.
+inline std::vector<Cell> roof_cells(std::string device, std::string dtype, double peak, double bandwidth,
+                                    std::string source) {
+  return {std::move(device), std::move(dtype), peak / 1e9, bandwidth / 1e9, peak / bandwidth, std::move(source)};
 }
 inline std::vector<DeviceRoof> device_roofs() {
   std::vector<DeviceRoof> out;

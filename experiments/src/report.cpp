@@ -308,8 +308,8 @@ Table write_report(const ReportOptions& options) {
               {"ridge_flop_per_byte = peak / bandwidth: operations of lower arithmetic intensity are "
                "memory-bound on that device (roofline_ops says which)."}};
     for (const DeviceRoof& d : device_roofs())
-      gpu.add(gpu.rows.size(), {std::string(d.device), std::string(d.dtype), d.peak / 1e9, d.bandwidth / 1e9,
-                                d.peak / d.bandwidth, std::string(d.source)});
+      gpu.add(gpu.rows.size(), roof_cells(std::string(d.device), std::string(d.dtype), d.peak, d.bandwidth,
+                                          std::string(d.source)));
     write(fmt::format("{}/data/{}.csv", tmp, gpu.id), to_csv(gpu));
     write(fmt::format("{}/data/{}.json", tmp, gpu.id), to_json(gpu).dump(1) + "\n");
 
