@@ -1,0 +1,171 @@
+// The matrix-unit presets (kernels/mma.h) against MMA-Sim 2.1.1's own outputs:
+// the golden file scripts/mmasim-goldens.py wrote from MMA-Sim in a
+// development environment (tests/data/mmasim/goldens.bin; LPLAB_MMA_GOLDENS
+// names another, as the live test does). Every preset, every output, bit for
+// bit; and every model parameter shown to matter: altered by one step, it
+// fails against the goldens.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <cmath>
+#include <set>
+#include <tuple>
+
+#include "kernels/mma_goldens.h"
+#include "lplab/kernels/accumulator.h"
+#include "lplab/kernels/mma.h"
+#include "lplab/kernels/tensor_core_step.h"
+
+namespace {
+
+using namespace lplab::kernels;
+using lplab::test::MmaGoldens;
+
+const MmaGoldens& goldens() {
+  static const MmaGoldens g = [] {
+    const char* env = std::getenv("LPLAB_MMA_GOLDENS");
+    const std::string path = env && *env ? env : std::string(LPLAB_TEST_DATA_DIR) + "/mmasim/goldens.bin";
+    return lplab::test::MmaGoldenReader(path).read();
+  }();
+  return g;
+}
+
+TEST(MmaPresets, every_preset_has_goldens_and_every_golden_a_preset) {
+  std::set<std::string> golden;
+  for (const auto& p : goldens().presets) golden.insert(p.name);
+  std::set<std::string> ours;
+  for (const auto& i : mma_instructions()) ours.insert(i.name);
+  for (const auto& n : ours) EXPECT_TRUE(golden.count(n)) << n << " has no golden vectors";
+  for (const auto& n : golden) EXPECT_TRUE(ours.count(n)) << "goldens of " << n << ", which lplab does not name";
+  EXPECT_EQ(ours.size(), mma_instructions().size()) << "two presets share a name";
+  // MMA-Sim 2.1.1 models 326 distinct instructions (wgmma's and tcgen05's n and m aside).
+  EXPECT_EQ(ours.size(), 326u);
+}
+
+TEST(MmaPresets, match_mmasim_bit_for_bit) {
+  std::size_t evaluations = 0;
+  for (const auto& p : goldens().presets) {
+    const MmaInstruction* instr = find_mma_instruction(p.name);
+    if (!instr) continue;  // reported above
+    ASSERT_EQ(static_cast<int>(p.k), instr->k) << p.name;
+    const auto r = lplab::test::compare_preset(goldens(), p, *instr);
+    evaluations += r.evaluations;
+    EXPECT_EQ(r.differing, 0u) << p.name << " (" << mma_parameters(*instr) << "): " << r.differing << " of "
+                               << r.evaluations << " outputs differ from MMA-Sim 2.1.1; the first: " << r.first;
+  }
+  EXPECT_GE(evaluations, 250000u);
+  std::printf("%zu presets, %zu evaluations compared with MMA-Sim 2.1.1\n", goldens().presets.size(), evaluations);
+}
+
+// A changed parameter must fail against the goldens: F, L (and G, P), the
+// output rounding by one step each. A zero term's exponent acts only where
+// every term lies below it, and then on bits far below D's last (fp32's
+// 2^-149, fp16's 2^-24): the goldens pin it to a range, not a value (MMA-Sim
+// 2.1.1's values are used; docs/matrix-units.md), so it is moved to where
+// the outputs tell (-133 -> -126 for fp32 output, -139 -> -100 for fp4).
+struct Mutation {
+  const char* preset;
+  const char* what;
+  std::function<void(MmaModel&)> change;
+};
+
+TEST(MmaPresets, a_changed_parameter_fails) {
+  const std::vector<Mutation> mutations = {
+      {"hopper.wgmma.f32.e4m3.e4m3", "F 13 -> 14", [](MmaModel& m) { m.fraction_bits = 14; }},
+      {"hopper.wgmma.f32.e4m3.e4m3", "L 32 -> 16", [](MmaModel& m) { m.group = 16; }},
+      {"hopper.wgmma.f32.e4m3.e4m3", "RZ E8M13 -> RZ fp32", [](MmaModel& m) { m.rounding = MmaRounding::truncate_fp32; }},
+      {"hopper.wgmma.f32.bf16.bf16", "F 25 -> 24", [](MmaModel& m) { m.fraction_bits = 24; }},
+      {"hopper.wgmma.f32.bf16.bf16", "e_zero -133 -> -126", [](MmaModel& m) { m.zero_exponent = -126; }},
+      {"blackwell.tcgen05.mxf4.block32.f32.e2m1.e2m1.ue8m0", "e_zero -139 -> -100", [](MmaModel& m) { m.zero_exponent = -100; }},
+      {"hopper.wgmma.f32.tf32.tf32", "L 8 -> 4", [](MmaModel& m) { m.group = 4; }},
+      {"hopper.wgmma.f16.f16.f16", "RNE fp16 -> RZ E8M13", [](MmaModel& m) { m.rounding = MmaRounding::truncate_e8m13; }},
+      {"hopper.wgmma.f32.bf16.bf16", "RZ fp32 -> RNE fp32", [](MmaModel& m) { m.rounding = MmaRounding::nearest_fp32; }},
+      {"volta.mma.m8n8k4.f32.f16.f16.f32", "F 23 -> 24", [](MmaModel& m) { m.fraction_bits = 24; }},
+      {"ampere.mma.m16n8k16.f32.bf16.bf16.f32", "L 8 -> 16", [](MmaModel& m) { m.group = 16; }},
+      {"ada.mma.m16n8k32.f32.e4m3.e4m3.f32", "F 13 -> 24", [](MmaModel& m) { m.fraction_bits = 24; }},
+      {"rtx_blackwell.mma.m16n8k32.mxf8f6f4.block32.f32.e2m1.e3m2.f32.ue8m0", "F 25 -> 24",
+       [](MmaModel& m) { m.fraction_bits = 24; }},
+      {"blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3", "F 35 -> 34", [](MmaModel& m) { m.fraction_bits = 34; }},
+      {"blackwell.tcgen05.f8f6f4.f32.e3m2.e2m3", "F 25 -> 24", [](MmaModel& m) { m.fraction_bits = 24; }},
+      {"cdna3.mfma.f32_32x32x8_bf16", "F 24 -> 23", [](MmaModel& m) { m.fraction_bits = 23; }},
+      {"cdna3.mfma.f32_32x32x8_bf16", "L 8 -> 4", [](MmaModel& m) { m.group = 4; }},
+      {"cdna3.mfma.f32_16x16x32_fp8_fp8", "F 24 -> 23", [](MmaModel& m) { m.fraction_bits = 23; }},
+      {"cdna3.mfma.f32_16x16x32_fp8_fp8", "L 16 -> 8", [](MmaModel& m) { m.group = 8; }},
+      {"cdna1.mfma.f32_32x32x8f16", "L 4 -> 8", [](MmaModel& m) { m.group = 8; }},
+      {"cdna2.mfma.f32_32x32x4bf16_1k", "P 4 -> 2", [](MmaModel& m) { m.sum_group = 2; }},
+      {"cdna2.mfma.f32_16x16x8bf16", "P 2 -> 4", [](MmaModel& m) { m.sum_group = 4; }},
+  };
+  std::map<std::string, const lplab::test::MmaGoldenPreset*> by_name;
+  for (const auto& p : goldens().presets) by_name[p.name] = &p;
+  for (const auto& mu : mutations) {
+    const MmaInstruction* instr = find_mma_instruction(mu.preset);
+    ASSERT_NE(instr, nullptr) << mu.preset;
+    ASSERT_TRUE(by_name.count(mu.preset)) << mu.preset;
+    MmaInstruction changed = *instr;
+    mu.change(changed.model);
+    const auto r = lplab::test::compare_preset(goldens(), *by_name[mu.preset], changed);
+    EXPECT_GT(r.differing, 0u) << mu.preset << " with " << mu.what << " still matches every golden output";
+    std::printf("%-66s %-22s %5zu of %zu outputs differ\n", mu.preset, mu.what, r.differing, r.evaluations);
+  }
+}
+
+TEST(MmaPresets, names_and_closest_names) {
+  const MmaInstruction* w = find_mma_instruction("hopper.wgmma.f32.e4m3.e4m3");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->k, 32);
+  EXPECT_EQ(w->model.group, 32);
+  EXPECT_EQ(w->model.fraction_bits, 13);
+  EXPECT_EQ(mma_parameters(*w), "truncated, L = 32, F = 13, e_zero = -133, RZ E8M13");
+  EXPECT_EQ(find_mma_instruction("hopper.wgmma.f32.e4m3.e4m4"), nullptr);
+  EXPECT_EQ(closest_mma_instructions("hopper.wgmma.f32.e4m3.e4m4", 1).at(0), "hopper.wgmma.f32.e4m3.e4m3");
+  const MmaInstruction* c = find_mma_instruction("cdna3.mfma.f32_32x32x8_bf16");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(mma_parameters(*c), "two_stage, L = 8, F = 24, F2 = 31, RNE fp32");
+  EXPECT_EQ(c->isa, "v_mfma_f32_32x32x8_bf16");
+}
+
+}  // namespace
+
+namespace {
+
+// The matmul accumulator presets hopper_wgmma_fp8/bf16 (tensor_core_step.h)
+// are the wgmma presets chained from C = +0: the same outputs, so the
+// goldens above pin them too.
+TEST(MmaPresets, the_tensor_core_accumulator_is_the_wgmma_preset) {
+  std::uint64_t state = 12345;
+  const auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(state >> 33);
+  };
+  for (const auto& [name, type, model] :
+       {std::tuple{"hopper.wgmma.f32.e4m3.e4m3", MmaType::e4m3, accumulators::hopper_wgmma_fp8},
+        std::tuple{"hopper.wgmma.f32.bf16.bf16", MmaType::bf16, accumulators::hopper_wgmma_bf16}}) {
+    const MmaInstruction* instr = find_mma_instruction(name);
+    ASSERT_NE(instr, nullptr);
+    const int emin = mma_type_info(type).emin;
+    const TensorCoreModel tc{model.block, model.fraction_bits, model.result_bits, model.zero_exponent, 0, emin, emin};
+    for (int trial = 0; trial < 2000; ++trial) {
+      const std::size_t k = static_cast<std::size_t>(instr->k) * (1 + trial % 4);
+      std::vector<double> a(k), b(k);
+      std::vector<float> fa(k), fb(k);
+      for (std::size_t t = 0; t < k; ++t) {
+        std::uint64_t ca = next(), cb = next();
+        if (type == MmaType::e4m3) ca &= 0xFF, cb &= 0xFF;
+        else ca &= 0xFFFF, cb &= 0xFFFF;
+        a[t] = mma_decode(type, ca), b[t] = mma_decode(type, cb);
+        fa[t] = static_cast<float>(a[t]), fb[t] = static_cast<float>(b[t]);
+      }
+      const double want = tensor_core::dot(tc, fa.data(), fb.data(), 1, k);
+      const double got = mma_chain(*instr, a, b, 0.0);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << name << " trial " << trial;
+      } else {
+        EXPECT_EQ(mma_encode(MmaType::f32, got), mma_encode(MmaType::f32, want)) << name << " trial " << trial;
+      }
+    }
+  }
+}
+
+}  // namespace
