@@ -421,9 +421,11 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
       const std::string s = r.text(e.value, vp, key);
       const kernels::AccumulatorPreset* preset = kernels::find_accumulator_preset(s);
       if (preset == nullptr) {
-        std::vector<std::string_view> names;
-        for (const kernels::AccumulatorPreset& a : kernels::accumulator_presets()) names.push_back(a.name);
-        r.fail(vp, fmt::format("accumulator: unknown '{}'{}; known: {}", shown(s), suggestion(s, names), join(names)));
+        std::vector<std::string_view> all, plain;
+        for (const kernels::AccumulatorPreset& a : kernels::accumulator_presets()) all.push_back(a.name);
+        for (const kernels::AccumulatorPreset& a : kernels::plain_accumulator_presets()) plain.push_back(a.name);
+        r.fail(vp, fmt::format("accumulator: unknown '{}'{}; known: {}, or a matrix-unit instruction (lplab mma "
+                               "--list)", shown(s), suggestion(s, all), join(plain)));
       }
       model = preset->model;
       has_acc = true;

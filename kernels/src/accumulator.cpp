@@ -3,8 +3,12 @@
 #include "lplab/kernels/accumulator.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "lplab/kernels/mma.h"
 
 namespace lplab::kernels {
 
@@ -16,6 +20,7 @@ const char* accumulator_name(Accumulator a) {
     case Accumulator::bf16: return "bf16";
     case Accumulator::tensor_core: return "tensor_core";
     case Accumulator::bf16_dot2: return "bf16_dot2";
+    case Accumulator::instruction: return "instruction";
   }
   return "?";
 }
@@ -59,21 +64,43 @@ AccumulatorProblem promotion_problem(int promote_every, int block, const std::st
 
 }  // namespace
 
-std::span<const AccumulatorPreset> accumulator_presets() { return kPresets; }
+std::span<const AccumulatorPreset> plain_accumulator_presets() { return kPresets; }
+
+std::span<const AccumulatorPreset> accumulator_presets() {
+  static const std::vector<AccumulatorPreset> all = [] {
+    std::vector<AccumulatorPreset> v(std::begin(kPresets), std::end(kPresets));
+    const auto instructions = mma_instructions();
+    for (std::size_t i = 0; i < instructions.size(); ++i) {
+      AccumulatorModel m(Accumulator::instruction);
+      m.instruction = static_cast<int>(i);
+      v.push_back({instructions[i].name, "", m, instructions[i].isa});
+    }
+    return v;
+  }();
+  return all;
+}
 
 const AccumulatorPreset* find_accumulator_preset(std::string_view name) {
-  for (const AccumulatorPreset& p : kPresets)
+  for (const AccumulatorPreset& p : accumulator_presets())
     if (has_name(p, name)) return &p;
   return nullptr;
+}
+
+AccumulatorModel instruction_accumulator(std::string_view instruction_name) {
+  const AccumulatorPreset* p = find_accumulator_preset(instruction_name);
+  if (p == nullptr || p->model.kind != Accumulator::instruction)
+    throw std::invalid_argument("instruction_accumulator: no matrix-unit instruction '" + std::string(instruction_name) +
+                                "'");
+  return p->model;
 }
 
 std::span<const AccumulatorField> accumulator_fields() { return kTensorCoreFields; }
 
 std::string accumulator_label(const AccumulatorModel& m) {
-  for (const AccumulatorPreset& p : kPresets)
+  for (const AccumulatorPreset& p : accumulator_presets())
     if (p.model == m) return std::string(p.name);
   // A preset with a promotion interval of one's own.
-  for (const AccumulatorPreset& p : kPresets)
+  for (const AccumulatorPreset& p : accumulator_presets())
     if (m.promote_every != 0 && p.model == m.promoted_every(0))
       return std::string(p.name) + " promoted every " + std::to_string(m.promote_every);
   std::string s = accumulator_name(m.kind);
@@ -101,10 +128,21 @@ AccumulatorModel resolve_accumulator(const AccumulatorModel& m, const OperandRan
 AccumulatorProblem accumulator_problem(const AccumulatorModel& m) {
   if (std::string_view(accumulator_name(m.kind)) == "?")
     return {"unknown accumulator " + std::to_string(static_cast<int>(m.kind))};
+  if (m.kind == Accumulator::instruction) {
+    const auto instructions = mma_instructions();
+    if (m.instruction < 0 || static_cast<std::size_t>(m.instruction) >= instructions.size())
+      return {"no matrix-unit instruction " + std::to_string(m.instruction)};
+  } else if (m.instruction != -1) {
+    return {"an instruction index applies to the instruction accumulator only, not " +
+            std::string(accumulator_name(m.kind))};
+  }
   for (const AccumulatorField& f : kTensorCoreFields) {
     const int v = m.*f.field;
-    // A parameter the kind does not read would be ignored: refused.
-    if (m.kind != Accumulator::tensor_core && v != f.unset)
+    // A parameter the kind does not read would be ignored: refused (an
+    // instruction takes a promotion interval).
+    const bool reads = m.kind == Accumulator::tensor_core ||
+                       (m.kind == Accumulator::instruction && f.field == &AccumulatorModel::promote_every);
+    if (!reads && v != f.unset)
       return {"'" + std::string(f.name) + "' applies to the tensor_core accumulator only, not " +
                   accumulator_name(m.kind),
               f.field};
@@ -112,6 +150,10 @@ AccumulatorProblem accumulator_problem(const AccumulatorModel& m) {
       return {std::string(f.name) + " " + std::to_string(v) + " is outside [" + std::to_string(f.lo) + ", " +
                   std::to_string(f.hi) + "]",
               f.field};
+  }
+  if (m.kind == Accumulator::instruction) {
+    const MmaInstruction& i = mma_instructions()[static_cast<std::size_t>(m.instruction)];
+    return promotion_problem(m.promote_every, i.k, i.name + " instruction");
   }
   return m.block > 0 ? promotion_problem(m.promote_every, m.block, "block") : AccumulatorProblem{};
 }

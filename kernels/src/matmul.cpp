@@ -12,6 +12,7 @@
 
 #include "lplab/kernels/exact_sum.h"
 #include "bf16_dot2.h"
+#include "mma_matmul.h"
 #include "narrow_acc.h"
 #include "row_bands.h"
 #include "hwy/targets.h"
@@ -251,6 +252,7 @@ void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* o
     case Accumulator::bf16:
       return narrow_accumulate(narrow_format<bfloat16>(), p.m, p.n, p.k, p.a, p.b, out, o.threads);
     case Accumulator::tensor_core: return accumulate_tensor_core(p, o, out);
+    case Accumulator::instruction: return accumulate_instruction(p, o, nullptr, nullptr, out);
     default: break;
   }
   for_problem_bands(p, o.threads,
@@ -273,7 +275,8 @@ void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out
     }
     case Accumulator::fp16:
     case Accumulator::bf16:
-    case Accumulator::tensor_core: fail("accumulate_band: banded by matmul_accumulate");
+    case Accumulator::tensor_core:
+    case Accumulator::instruction: fail("accumulate_band: banded by matmul_accumulate");
     case Accumulator::bf16_dot2:
       if (!bf16_dot2_hardware(p, out)) bf16_dot2_emulated(p, out);
       return;

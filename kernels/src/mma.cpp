@@ -429,6 +429,38 @@ double mma_decode(MmaType t, std::uint64_t code) {
   throw std::invalid_argument("mma_decode: no type");
 }
 
+namespace {
+template <class T>
+bool holds_as(double v) {
+  const double back = static_cast<double>(convert<T>(v, Round::nearest_even, Overflow::ieee));
+  return back == v || (back != back && v != v);
+}
+}  // namespace
+
+bool mma_holds(MmaType t, double v) {
+  switch (t) {
+    case MmaType::f64: return true;
+    case MmaType::f32: return static_cast<double>(static_cast<float>(v)) == v || v != v;
+    case MmaType::tf32:
+      return (static_cast<double>(static_cast<float>(v)) == v &&
+              (lplab::detail::bit_cast<std::uint32_t>(static_cast<float>(v)) & 0x1FFFu) == 0) ||
+             v != v;
+    case MmaType::f16: return holds_as<float16>(v);
+    case MmaType::bf16: return holds_as<bfloat16>(v);
+    case MmaType::e4m3: return holds_as<float8_e4m3fn>(v);
+    case MmaType::e5m2: return holds_as<float8_e5m2>(v);
+    case MmaType::e3m2: return holds_as<float6_e3m2fn>(v);
+    case MmaType::e2m3: return holds_as<float6_e2m3fn>(v);
+    case MmaType::e2m1: return holds_as<float4_e2m1fn>(v);
+    case MmaType::fp8: return holds_as<float8_e4m3fnuz>(v);
+    case MmaType::bf8: return holds_as<float8_e5m2fnuz>(v);
+    case MmaType::ue8m0: return holds_as<float8_e8m0fnu>(v);
+    case MmaType::ue4m3: return v >= 0 && holds_as<float8_e4m3fn>(v);
+    case MmaType::none: break;
+  }
+  return false;
+}
+
 std::uint64_t mma_encode(MmaType t, double v) {
   const bool nan = double_bits::is_nan(v);
   switch (t) {

@@ -169,3 +169,80 @@ TEST(MmaPresets, the_tensor_core_accumulator_is_the_wgmma_preset) {
 }
 
 }  // namespace
+
+#include "lplab/kernels/matmul.h"
+
+namespace {
+
+// matmul with an instruction accumulator: every output is the instruction
+// chained over k (mma_chain), k padded with zeros to whole instructions, and
+// with promotion the chains' outputs summed in fp32.
+TEST(MmaMatmul, chains_the_instruction_over_k) {
+  using lplab::float8_e4m3fn;
+  using lplab::bfloat16;
+  const std::size_t m = 5, n = 7, k = 100;  // not a multiple of 32
+  std::vector<float8_e4m3fn> a(m * k), b(k * n);
+  std::uint64_t s = 99;
+  const auto next = [&] { return (s = s * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (auto& x : a) x = float8_e4m3fn::from_bits(next() % 0x7E);         // positive finite
+  for (auto& x : b) x = float8_e4m3fn::from_bits((next() % 0x7E) | 0);
+  for (const char* name : {"hopper.wgmma.f32.e4m3.e4m3", "ada.mma.m16n8k32.f32.e4m3.e4m3.f32",
+                           "rtx_blackwell.mma.m16n8k32.f8f6f4.f32.e4m3.e4m3.f32"}) {
+    for (int promote : {0, 64}) {
+      const MmaInstruction& instr = *find_mma_instruction(name);
+      MatmulOptions o;
+      o.accumulator = instruction_accumulator(name).promoted_every(promote);
+      std::vector<float> c(m * n);
+      matmul(m, n, k, a.data(), b.data(), c.data(), o);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          // The reference: chains of `promote` products (or one), each from +0, summed in fp32.
+          const std::size_t kp = 128, len = promote ? 64 : kp;
+          std::vector<double> ra(kp, 0.0), rb(kp, 0.0);
+          for (std::size_t t = 0; t < k; ++t) ra[t] = static_cast<double>(a[i * k + t]), rb[t] = static_cast<double>(b[t * n + j]);
+          float acc = 0.0f;
+          double d = 0.0;
+          for (std::size_t first = 0; first < kp; first += len) {
+            d = mma_chain(instr, std::span(ra).subspan(first, len), std::span(rb).subspan(first, len), 0.0);
+            acc += static_cast<float>(d);
+          }
+          const float want = promote ? acc : static_cast<float>(d);
+          EXPECT_EQ(c[i * n + j], want) << name << " promote " << promote << " D[" << i << "][" << j << "]";
+        }
+    }
+  }
+  // The label names the instruction; a promotion interval that splits one is refused.
+  EXPECT_EQ(accumulator_label(instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3").promoted_every(128)),
+            "hopper.wgmma.f32.e4m3.e4m3 promoted every 128");
+  MatmulOptions bad;
+  bad.accumulator = instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3").promoted_every(48);
+  std::vector<float> c(m * n);
+  EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), bad), std::invalid_argument);
+}
+
+TEST(MmaMatmul, refuses_operands_the_instruction_cannot_read) {
+  using lplab::bfloat16;
+  std::vector<bfloat16> a(4 * 32, bfloat16(1.0f)), b(32 * 4, bfloat16(1.0f));
+  a[5] = bfloat16(0.3f);  // not an E4M3 value
+  std::vector<float> c(16, -1.0f);
+  MatmulOptions o;
+  o.accumulator = instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3");
+  try {
+    matmul(4, 4, 32, a.data(), b.data(), c.data(), o);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("A[0][5] = 0.30"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is not a value of e4m3, which hopper.wgmma.f32.e4m3.e4m3 takes"),
+              std::string::npos) << e.what();
+  }
+  for (float x : c) EXPECT_EQ(x, -1.0f) << "an output was written";
+  // bf16 values that are E4M3 values are fine.
+  a[5] = bfloat16(0.3125f);
+  EXPECT_NO_THROW(matmul(4, 4, 32, a.data(), b.data(), c.data(), o));
+  EXPECT_EQ(c[0], 32.0f - 1.0f + 0.3125f);
+  // A block-scaled instruction takes block-scaled operands.
+  o.accumulator = instruction_accumulator("blackwell.tcgen05.mxf8f6f4.block32.f32.e4m3.e4m3.ue8m0");
+  EXPECT_THROW(matmul(4, 4, 32, a.data(), b.data(), c.data(), o), std::invalid_argument);
+}
+
+}  // namespace

@@ -60,9 +60,17 @@ enum class Accumulator {
   // fewer). Where the CPU has AVX512-BF16 the instruction itself runs; else
   // a scalar emulation -- a test checks the two agree bit for bit.
   bf16_dot2,
+  // A matrix-unit instruction (mma.h) chained over k as a kernel's k loop
+  // chains it: D of one instruction is C of the next, from C = +0, k padded
+  // with zero products to a whole instruction; AccumulatorModel::instruction
+  // names it (an index of mma_instructions()), promote_every as for
+  // tensor_core. Every operand value must be exact in the instruction's
+  // operand type; a block-scaled instruction takes block-scaled operands
+  // (matmul.h), whose scales it applies inside the dot product.
+  instruction,
 };
 
-// "fp64", "fp32", "fp16", "bf16", "tensor_core", "bf16_dot2"; "?" for a
+// "fp64", "fp32", "fp16", "bf16", "tensor_core", "bf16_dot2", "instruction"; "?" for a
 // value outside the enum.
 const char* accumulator_name(Accumulator a);
 
@@ -92,6 +100,7 @@ struct AccumulatorModel {
   int result_bits = 0;    // significant bits of a block's output (R, at most fp32's 24)
   int zero_exponent = kHopperZeroExponent;  // a zero term's alignment exponent (-149 to -127: below C's)
   int promote_every = 0;  // products per promotion into fp32 (0: never; a multiple of the block)
+  int instruction = -1;   // Accumulator::instruction: the index of its mma_instructions() row
 
   constexpr AccumulatorModel() = default;
   // An accumulator with no parameters (tensor_core: Hopper's for the operands).
@@ -109,7 +118,10 @@ struct AccumulatorModel {
 };
 
 // The presets: plain accumulators, and matrix units as MMA-Sim 2.1.1 models
-// them (parameters in docs/tensor-core-model.md). One line each, in the order
+// them (parameters in docs/tensor-core-model.md). accumulator_presets() lists
+// these, then one preset per matrix-unit instruction (mma.h: the model
+// {Accumulator::instruction, index}, named as the instruction,
+// "hopper.wgmma.f32.e4m3.e4m3"). One line each, in the order
 // listings show them: X(name, other names (space-separated), model,
 // description). A preset is a constant kernels::accumulators::<name> in C++,
 // a name in specs and experiments, a row of accumulator_presets() and the
@@ -155,8 +167,14 @@ struct AccumulatorPreset {
   std::string_view description;
 };
 
-// Every preset, in the order listings show them.
+// Every preset, in the order listings show them: LPLAB_ACCUMULATOR_PRESETS'
+// rows, then the matrix-unit instructions'.
 std::span<const AccumulatorPreset> accumulator_presets();
+// LPLAB_ACCUMULATOR_PRESETS' rows alone (the plain accumulators and Hopper's
+// tensor-core presets): what a listing names before "or an instruction".
+std::span<const AccumulatorPreset> plain_accumulator_presets();
+// The instruction preset's model: {Accumulator::instruction, index}.
+AccumulatorModel instruction_accumulator(std::string_view instruction_name);
 // By name or alias; nullptr if none.
 const AccumulatorPreset* find_accumulator_preset(std::string_view name);
 // The preset's name where `m` is exactly one ("deepseek_v3_fp8"), or one

@@ -88,3 +88,8 @@ const char* mma_algorithm_name(MmaAlgorithm a);
 const char* mma_rounding_name(MmaRounding r);
 
 }  // namespace lplab::kernels
+
+namespace lplab::kernels {
+// Whether `value` is exactly a value of type t (a matmul operand must be).
+bool mma_holds(MmaType t, double value);
+}  // namespace lplab::kernels

@@ -1,0 +1,88 @@
+// Accumulator::instruction: a matrix-unit instruction (mma.h) chained over k
+// for every output of a matmul, as a kernel's k loop chains it.
+#include "mma_matmul.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lplab/kernels/mma.h"
+#include "row_bands.h"
+
+namespace lplab::kernels::detail {
+namespace {
+
+const MmaInstruction& instruction_of(const MatmulOptions& o) {
+  return mma_instructions()[static_cast<std::size_t>(o.accumulator.instruction)];
+}
+
+// Every operand value must be one of the instruction's type: the unit reads
+// nothing else.
+void check_operands(const MmaInstruction& i, const float* x, std::size_t rows, std::size_t cols, MmaType t,
+                    const char* name) {
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c)
+      if (!mma_holds(t, static_cast<double>(x[r * cols + c])))
+        throw std::invalid_argument("matmul: " + std::string(name) + "[" + std::to_string(r) + "][" +
+                                    std::to_string(c) + "] = " + std::to_string(x[r * cols + c]) +
+                                    " is not a value of " + std::string(mma_type_info(t).name) + ", which " + i.name +
+                                    " takes");
+}
+
+// One output's chain: a[0..k) and b[0..k) (k padded to whole instructions
+// with zeros), promoted every o.accumulator.promote_every products.
+double chain(const MmaInstruction& i, const MatmulOptions& o, const double* a, const double* b, std::size_t k_padded,
+             const double* sa, const double* sb) {
+  const auto K = static_cast<std::size_t>(i.k);
+  const std::size_t blk = static_cast<std::size_t>(i.model.scale_block);
+  const auto promote = static_cast<std::size_t>(o.accumulator.promote_every);
+  double promoted = 0.0, c = 0.0;
+  int emin_c = i.model.emin_c;
+  std::size_t in_chain = 0;
+  for (std::size_t first = 0; first < k_padded; first += K) {
+    c = mma::instruction(i.model, a + first, b + first, c, emin_c, blk ? sa + first / blk : nullptr,
+                         blk ? sb + first / blk : nullptr, nullptr);
+    emin_c = i.model.emin_d;
+    in_chain += K;
+    if (promote > 0 && in_chain == promote) {
+      promoted = static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
+      c = 0.0, in_chain = 0, emin_c = i.model.emin_c;
+    }
+  }
+  if (promote > 0 && in_chain > 0) promoted = static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
+  return promote > 0 ? promoted : c;
+}
+
+}  // namespace
+
+void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, const float* scales_a,
+                            const float* scales_b_t, double* out) {
+  const MmaInstruction& i = instruction_of(o);
+  const bool scaled = i.scale != MmaType::none;
+  if (scaled && scales_a == nullptr)
+    throw std::invalid_argument("matmul: " + i.name + " is block-scaled: it takes block-scaled operands "
+                                "(BlockScaledOperand) whose scales it applies inside the dot product");
+  if (!scaled && scales_a != nullptr)
+    throw std::invalid_argument("matmul: " + i.name + " takes no block scales; name a block-scaled instruction");
+  check_operands(i, p.a, p.m, p.k, i.a, "A");
+  check_operands(i, p.b, p.k, p.n, i.b, "B");
+  const auto K = static_cast<std::size_t>(i.k);
+  const std::size_t kp = (p.k + K - 1) / K * K;
+  const std::size_t blk = scaled ? static_cast<std::size_t>(i.model.scale_block) : 0;
+  const std::size_t nblk = blk ? kp / blk : 0;
+  for_problem_bands(p, o.threads, [&](const MatmulProblem& band, std::size_t first_row) {
+    std::vector<double> a(kp, 0.0), b(kp, 0.0), sa(nblk, 1.0), sb(nblk, 1.0);
+    for (std::size_t r = 0; r < band.m; ++r) {
+      const std::size_t row = first_row + r;
+      for (std::size_t t = 0; t < p.k; ++t) a[t] = band.a[r * p.k + t];
+      for (std::size_t q = 0; q < nblk && scaled; ++q) sa[q] = scales_a[row * nblk + q];
+      for (std::size_t j = 0; j < p.n; ++j) {
+        for (std::size_t t = 0; t < p.k; ++t) b[t] = p.b[t * p.n + j];
+        for (std::size_t q = 0; q < nblk && scaled; ++q) sb[q] = scales_b_t[j * nblk + q];
+        out[row * p.n + j] = chain(i, o, a.data(), b.data(), kp, sa.data(), sb.data());
+      }
+    }
+  });
+}
+
+}  // namespace lplab::kernels::detail
