@@ -85,4 +85,36 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
   });
 }
 
+void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales_a, const float* scales_b_t,
+                                     int block_a, int block_b, bool e8m0_a, bool e8m0_b, const MatmulOptions& o,
+                                     double* out) {
+  if (AccumulatorProblem e = accumulator_problem(o.accumulator)) throw std::invalid_argument("matmul: " + e.message);
+  const MmaInstruction& i = instruction_of(o);
+  if (i.scale == MmaType::none)
+    throw std::invalid_argument("matmul: " + i.name + " takes no block scales; name a block-scaled instruction "
+                                "(lplab mma --list), or another accumulator for dequantized operands");
+  const int want = i.model.scale_block;
+  if (block_a != want || block_b != want)
+    throw std::invalid_argument("matmul: " + i.name + " takes one scale per " + std::to_string(want) +
+                                " elements; the operands have blocks of " + std::to_string(block_a) + " and " +
+                                std::to_string(block_b));
+  const bool e8m0 = i.scale == MmaType::ue8m0;
+  if (e8m0_a != e8m0 || e8m0_b != e8m0)
+    throw std::invalid_argument("matmul: " + i.name + " takes " + std::string(mma_type_info(i.scale).name) +
+                                " scales; the operands' are not both that type");
+  if (p.k % static_cast<std::size_t>(i.k) != 0)
+    throw std::invalid_argument("matmul: " + i.name + " needs k a multiple of its k = " + std::to_string(i.k) +
+                                " (block scales cover whole instructions); k is " + std::to_string(p.k));
+  const std::size_t blocks = p.k / static_cast<std::size_t>(want);
+  for (std::size_t q = 0; q < p.m * blocks; ++q)
+    if (!mma_holds(i.scale, scales_a[q]))
+      throw std::invalid_argument("matmul: a scale of A, " + std::to_string(scales_a[q]) + ", is not a " +
+                                  std::string(mma_type_info(i.scale).name) + " value");
+  for (std::size_t q = 0; q < p.n * blocks; ++q)
+    if (!mma_holds(i.scale, scales_b_t[q]))
+      throw std::invalid_argument("matmul: a scale of B, " + std::to_string(scales_b_t[q]) + ", is not a " +
+                                  std::string(mma_type_info(i.scale).name) + " value");
+  accumulate_instruction(p, o, scales_a, scales_b_t, out);
+}
+
 }  // namespace lplab::kernels::detail

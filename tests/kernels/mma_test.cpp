@@ -246,3 +246,72 @@ TEST(MmaMatmul, refuses_operands_the_instruction_cannot_read) {
 }
 
 }  // namespace
+
+#include "lplab/kernels/scaling.h"
+
+namespace {
+
+// Block-scaled instructions on operands quantized by lplab's MX and NVFP4
+// schemes: the elements and scales go to the instruction apart, and each
+// output is the instruction's chain (mma_chain) over the decoded elements
+// and scales, divided by the tensor scales.
+template <class Scale>
+void check_block_scaled(const lplab::kernels::BlockScaling<lplab::float4_e2m1fn, Scale>& scheme, const char* name) {
+  const std::size_t m = 3, n = 4, k = 128;
+  std::vector<float> x(m * k), y(n * k);
+  std::uint64_t s = 7;
+  const auto next = [&] {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(static_cast<std::int64_t>(s >> 40) - (1 << 23)) / static_cast<float>(1 << 20);
+  };
+  for (auto& v : x) v = next();
+  for (auto& v : y) v = next() * 0.01f;
+  const std::size_t bs = static_cast<std::size_t>(scheme.block_size);
+  std::vector<lplab::float4_e2m1fn> ea(m * k), eb(n * k);
+  std::vector<Scale> sa(m * k / bs), sb(n * k / bs);
+  float ta = 1.0f, tb = 1.0f;
+  quantize(scheme, std::span<const float>(x), std::span(ea), std::span(sa), &ta);
+  quantize(scheme, std::span<const float>(y), std::span(eb), std::span(sb), &tb);
+  MatmulOptions o;
+  o.accumulator = instruction_accumulator(name);
+  std::vector<float> c(m * n);
+  matmul(m, n, k, BlockScaledOperand<lplab::float4_e2m1fn, Scale>{scheme, ea.data(), sa.data(), ta},
+         BlockScaledOperand<lplab::float4_e2m1fn, Scale>{scheme, eb.data(), sb.data(), tb}, c.data(), o);
+  const MmaInstruction& instr = *find_mma_instruction(name);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      std::vector<double> a(k), b(k), qa(k / bs), qb(k / bs);
+      for (std::size_t t = 0; t < k; ++t) a[t] = static_cast<double>(ea[i * k + t]), b[t] = static_cast<double>(eb[j * k + t]);
+      for (std::size_t q = 0; q < k / bs; ++q)
+        qa[q] = static_cast<double>(sa[i * k / bs + q]), qb[q] = static_cast<double>(sb[j * k / bs + q]);
+      const double d = mma_chain(instr, a, b, 0.0, qa, qb);
+      const auto want = static_cast<float>(d / (static_cast<double>(ta) * static_cast<double>(tb)));
+      EXPECT_EQ(c[i * n + j], want) << name << " D[" << i << "][" << j << "]";
+      // And near the exact product of the dequantized operands.
+      double exact = 0;
+      for (std::size_t t = 0; t < k; ++t)
+        exact += a[t] * qa[t / bs] * b[t] * qb[t / bs] / (static_cast<double>(ta) * static_cast<double>(tb));
+      EXPECT_NEAR(c[i * n + j], exact, 1e-5 * std::abs(exact) + 1e-30) << name;
+    }
+}
+
+TEST(MmaMatmul, block_scaled_instructions_take_mx_and_nvfp4_operands) {
+  check_block_scaled(mxfp4, "blackwell.tcgen05.mxf4.block32.f32.e2m1.e2m1.ue8m0");
+  check_block_scaled(mxfp4, "rtx_blackwell.mma.m16n8k64.mxf4nvf4.block32.f32.e2m1.e2m1.f32.ue8m0");
+  check_block_scaled(nvfp4, "blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3");
+  // The scheme must be the instruction's: MXFP4's 32-element E8M0 blocks
+  // into a 16-element E4M3 instruction are refused.
+  std::vector<lplab::float4_e2m1fn> e(64);
+  std::vector<lplab::float8_e8m0fnu> s(2, lplab::float8_e8m0fnu(1.0f));
+  std::vector<float> c(1);
+  MatmulOptions o;
+  o.accumulator = instruction_accumulator("blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3");
+  using Op = BlockScaledOperand<lplab::float4_e2m1fn, lplab::float8_e8m0fnu>;
+  EXPECT_THROW(matmul(1, 1, 64, Op{mxfp4, e.data(), s.data()}, Op{mxfp4, e.data(), s.data()}, c.data(), o),
+               std::invalid_argument);
+  o.accumulator = instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3");  // not block-scaled
+  EXPECT_THROW(matmul(1, 1, 64, Op{mxfp4, e.data(), s.data()}, Op{mxfp4, e.data(), s.data()}, c.data(), o),
+               std::invalid_argument);
+}
+
+}  // namespace

@@ -91,6 +91,18 @@ void matmul_fp32(const MatmulProblem& p, const MatmulOptions& options, float* ou
 
 
 
+template <class TC>
+void round_sums(const double* sum, TC* c, std::size_t count, double scale, const MatmulOptions& options);
+
+// A block-scaled instruction (Accumulator::instruction) on block-scaled
+// operands: its sums, the scales' values applied inside the dot product as
+// the instruction does (A's scales m x k / block, B's n x k / block). Throws
+// std::invalid_argument where the instruction's block size or scale type is
+// not the operands'.
+void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales_a, const float* scales_b_t,
+                                     int block_a, int block_b, bool e8m0_a, bool e8m0_b, const MatmulOptions& o,
+                                     double* out);
+
 // C from the decoded operands of `p`: the accumulation, the scales and the
 // output rounding.
 template <class TC>
@@ -121,7 +133,14 @@ void matmul_decoded(const MatmulProblem& p, TC* c, const MatmulOptions& options)
     sum.resize(m * n);
     matmul_accumulate(p, options, sum.data());
   }
-  for (std::size_t i = 0; i < m * n; ++i) {
+  round_sums(sum.data(), c, m * n, scale, options);
+}
+
+// C[i] = sum[i] x scale rounded into TC by the options (element i with
+// stochastic_bits(seed, i)).
+template <class TC>
+void round_sums(const double* sum, TC* c, std::size_t count, double scale, const MatmulOptions& options) {
+  for (std::size_t i = 0; i < count; ++i) {
     const double v = scale == 1.0 ? sum[i] : sum[i] * scale;
     const std::uint32_t random =
         options.round == Round::stochastic ? stochastic_bits(options.seed, i) : 0;
@@ -220,6 +239,27 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
   detail::check_matmul(m, n, k, &dummy, &dummy, c, options, detail::scaled_range<EA>(),
                        detail::scaled_range<EB>(), output_precision<TC>());
   if (m == 0 || n == 0) return;
+  if (options.accumulator.kind == Accumulator::instruction) {
+    // The instruction applies the block scales itself: elements and scales
+    // go to it apart; the tensor scales (s_enc) divide its output.
+    const std::vector<float> ea = decode_operand(a.elems, m * k);
+    const std::vector<float> ebt = decode_operand(b_transposed.elems, n * k);
+    const std::vector<float> sa = decode_operand(a.scales, m * k / static_cast<std::size_t>(a.scheme.block_size));
+    const std::vector<float> sbt =
+        decode_operand(b_transposed.scales, n * k / static_cast<std::size_t>(b_transposed.scheme.block_size));
+    std::vector<float> eb(k * n);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t t = 0; t < k; ++t) eb[t * n + j] = ebt[j * k + t];
+    std::vector<double> sum(m * n);
+    detail::matmul_block_scaled_instruction(
+        {m, n, k, ea.data(), eb.data(), operand_range<EA>(), operand_range<EB>()}, sa.data(), sbt.data(),
+        a.scheme.block_size, b_transposed.scheme.block_size, std::is_same_v<SA, float8_e8m0fnu>,
+        std::is_same_v<SB, float8_e8m0fnu>, options, sum.data());
+    const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b) /
+                         (static_cast<double>(a.tensor_scale) * static_cast<double>(b_transposed.tensor_scale));
+    detail::round_sums(sum.data(), c, m * n, scale, options);
+    return;
+  }
   const std::vector<float> fa = detail::dequantize_operand(a, m, k);
   const std::vector<float> fbt = detail::dequantize_operand(b_transposed, n, k);
   std::vector<float> fb(k * n);
