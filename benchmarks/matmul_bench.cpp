@@ -83,7 +83,7 @@ void BM_eigen_native(benchmark::State& state, std::size_t n) {
 }
 
 template <class T>
-void BM_matmul(benchmark::State& state, Accumulator acc, std::size_t n, unsigned threads) {
+void BM_matmul(benchmark::State& state, lplab::kernels::AccumulatorModel acc, std::size_t n, unsigned threads) {
   const auto a = normal<T>(n * n, 1), b = normal<T>(n * n, 2);
   std::vector<float> c(n * n);
   const MatmulOptions o{.accumulator = acc, .threads = threads};
@@ -214,6 +214,18 @@ void register_all() {
   at512("matmul/bf16/tensor_core/512", BM_matmul<lplab::bfloat16>, Accumulator::tensor_core);
   at512("matmul/e4m3/fp64/512", BM_matmul<lplab::float8_e4m3fn>, Accumulator::fp64);
   at512("matmul/bf16/bf16_dot2/512", BM_matmul<lplab::bfloat16>, Accumulator::bf16_dot2);
+  // Matrix-unit instructions (mma.h), chained over k.
+  const auto instruction = [](const char* name, auto fn, const char* preset) {
+    benchmark::RegisterBenchmark(name, fn, lplab::kernels::instruction_accumulator(preset), std::size_t{512}, 1u)
+        ->Unit(benchmark::kMillisecond);
+  };
+  instruction("matmul/e4m3/hopper.wgmma.f32.e4m3.e4m3/512", BM_matmul<lplab::float8_e4m3fn>,
+              "hopper.wgmma.f32.e4m3.e4m3");
+  instruction("matmul/bf16/ampere.mma.m16n8k16.f32.bf16.bf16.f32/512", BM_matmul<lplab::bfloat16>,
+              "ampere.mma.m16n8k16.f32.bf16.bf16.f32");
+  instruction("matmul/fp16/hopper.wgmma.f16.f16.f16/512", BM_matmul<lplab::float16>, "hopper.wgmma.f16.f16.f16");
+  instruction("matmul/bf16/cdna3.mfma.f32_32x32x8_bf16/512", BM_matmul<lplab::bfloat16>,
+              "cdna3.mfma.f32_32x32x8_bf16");
   for (std::size_t bytes_ : {kRows * kCols * 4, kRows * kCols * 2, kRows * kCols})
     benchmark::RegisterBenchmark(("copy/" + std::to_string(bytes_)).c_str(), BM_copy, bytes_)->Unit(benchmark::kMillisecond);
 }
@@ -271,8 +283,10 @@ void summary() {
   const double f512 = rate("matmul/float/fp32/512");
   for (const char* name : {"matmul/float/fp32/512", "matmul/bf16/bf16/512", "matmul/fp16/fp16/512",
                            "matmul/e4m3/tensor_core/512", "matmul/bf16/tensor_core/512", "matmul/e4m3/fp64/512",
-                           "matmul/bf16/bf16_dot2/512"})
-    std::printf("%-44s %10.2f  %.3fx\n", name, rate(name) / 1e9, rate(name) / f512);
+                           "matmul/bf16/bf16_dot2/512", "matmul/e4m3/hopper.wgmma.f32.e4m3.e4m3/512",
+                           "matmul/bf16/ampere.mma.m16n8k16.f32.bf16.bf16.f32/512",
+                           "matmul/fp16/hopper.wgmma.f16.f16.f16/512", "matmul/bf16/cdna3.mfma.f32_32x32x8_bf16/512"})
+    std::printf("%-56s %10.3f  %.4fx\n", name, rate(name) / 1e9, rate(name) / f512);
   std::printf("\n%-44s %10s  %s\n", "elementwise, 16M elements", "GB/s", "ratio to a copy of the same bytes");
   const std::pair<const char*, std::size_t> types[] = {{"float", 4}, {"bf16", 2}, {"fp16", 2}, {"e4m3", 1}, {"e5m2", 1}};
   for (const auto& [t, size] : types)

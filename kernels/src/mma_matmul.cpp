@@ -2,12 +2,14 @@
 // for every output of a matmul, as a kernel's k loop chains it.
 #include "mma_matmul.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "lplab/kernels/mma.h"
 #include "row_bands.h"
+#include "tensor_core.h"
 
 namespace lplab::kernels::detail {
 namespace {
@@ -68,6 +70,19 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
   check_operands(i, p.b, p.k, p.n, i.b, "B");
   const auto K = static_cast<std::size_t>(i.k);
   const std::size_t kp = (p.k + K - 1) / K * K;
+  // NVIDIA's truncated steps into an fp32 register are the tensor_core
+  // accumulator's model (tensor_core_step.h; a test checks the two agree):
+  // its SIMD kernel runs them, on k padded to whole instructions.
+  const MmaModel& mm = i.model;
+  if (!scaled && mm.algorithm == MmaAlgorithm::truncated && i.c == MmaType::f32 &&
+      (mm.rounding == MmaRounding::truncate_fp32 || mm.rounding == MmaRounding::truncate_e8m13)) {
+    const TensorCoreModel tc{mm.group, mm.fraction_bits, mm.rounding == MmaRounding::truncate_fp32 ? 24 : 14,
+                             mm.zero_exponent, o.accumulator.promote_every, mm.emin_a, mm.emin_b};
+    std::vector<float> a(p.m * kp, 0.0f), b(kp * p.n, 0.0f);
+    for (std::size_t r = 0; r < p.m; ++r) std::copy(p.a + r * p.k, p.a + (r + 1) * p.k, a.begin() + r * kp);
+    std::copy(p.b, p.b + p.k * p.n, b.begin());
+    if (tensor_core_fast({p.m, p.n, kp, a.data(), b.data(), p.ra, p.rb}, tc, out, o.threads)) return;
+  }
   const std::size_t blk = scaled ? static_cast<std::size_t>(i.model.scale_block) : 0;
   const std::size_t nblk = blk ? kp / blk : 0;
   for_problem_bands(p, o.threads, [&](const MatmulProblem& band, std::size_t first_row) {
