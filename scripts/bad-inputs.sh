@@ -119,13 +119,14 @@ case_() {
   printf '| %d | `%s` | %d | %s | %s |\n' "$count" "${shown//|/\\|}" "$rc" "${first:-(nothing)}" "$verdict"
 }
 
-commands=(formats finfo inspect values list run merge account report regress)
+commands=(formats finfo inspect values list run merge account report regress mma)
 # Every command: an unknown option, a bad --output, a bad SIMD target.
 for c in "${commands[@]}"; do case_ refused -- "$c" --bogus-option; done
-for c in formats finfo list run merge account regress inspect values; do
+for c in formats finfo list run merge account regress inspect values mma; do
   args=()
   case $c in run) args=(footprint);; merge) args=(shard_ok.json);; regress) args=(s_good.yaml);;
-             inspect) args=(1.5);; values) args=(e4m3);; finfo) args=(fp16);; account) args=(params=1);; esac
+             inspect) args=(1.5);; values) args=(e4m3);; finfo) args=(fp16);; account) args=(params=1);;
+             mma) args=(--list);; esac
   case_ refused -- "$c" "${args[@]}" --output yaml
   case_ refused -- "$c" "${args[@]}" --output ''
   case_ refused LPLAB_SIMD_TARGET=AVX9 -- "$c" "${args[@]}"
@@ -238,9 +239,31 @@ case_ refused -- values
 case_ refused -- formats extra
 case_ refused -- list nosuchexperiment
 
+# mma: presets, operands, scales.
+ones32=$(printf '1,%.0s' {1..31})1
+for p in '' hopper.wgmma hopper.wgmma.f32.e4m3.e4m4 HOPPER.WGMMA.F32.E4M3.E4M3 'cdna3.mfma.f32_32x32x8_bf16 '; do
+  case_ refused -- mma "$p" --a "$ones32" --b "$ones32"
+done
+case_ refused -- mma
+case_ refused -- mma --list hopper.wgmma.f32.e4m3.e4m3
+case_ refused -- mma hopper.wgmma.f32.e4m3.e4m3
+case_ refused -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$ones32"
+for a in '' 1,2 "$ones32,1" 0.3 0x100 0xZZ nan, abc 1e400; do
+  case_ refused -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$a" --b "$ones32"
+done
+case_ refused -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$ones32" --b "$ones32,$ones32"
+case_ refused -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$ones32" --b "$ones32" --c 1e-50
+case_ refused -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$ones32" --b "$ones32" --scale-a 1
+case_ refused -- mma rtx_blackwell.mma.m16n8k32.mxf8f6f4.block32.f32.e2m1.e2m1.f32.ue8m0 --a "$ones32" --b "$ones32"
+case_ refused -- mma rtx_blackwell.mma.m16n8k32.mxf8f6f4.block32.f32.e2m1.e2m1.f32.ue8m0 --a "$ones32" --b "$ones32" --scale-a 1,1 --scale-b 1
+case_ refused -- mma rtx_blackwell.mma.m16n8k32.mxf8f6f4.block32.f32.e2m1.e2m1.f32.ue8m0 --a "$ones32" --b "$ones32" --scale-a 3 --scale-b 1
+case_ ok -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$ones32" --b "$ones32" --c 0x7fc00000
+case_ ok -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$ones32,$ones32" --b "$ones32,$ones32" --output json
+case_ ok -- mma --list --output csv
+
 # Output that cannot be written.
 for c in "formats" "finfo --all" "inspect 1.5" "values e4m3" "list" "run footprint" "merge $work/shard_ok.json" \
-         "account params=1e9" "regress $work/s_good.yaml"; do
+         "account params=1e9" "regress $work/s_good.yaml" "mma --list"; do
   count=$((count + 1))
   # shellcheck disable=SC2086
   "$lplab" $c > /dev/full 2> err.txt
