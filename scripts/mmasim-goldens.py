@@ -351,56 +351,36 @@ ARCH = {"Volta": "volta", "Turing": "turing", "Ampere": "ampere", "Ada Lovelace"
 def presets():
     """Every instruction MMA-Sim 2.1.1 models, by lplab's name (mma.h)."""
     out = []
-    for arch, shapes in isa_mma.mma_shape_and_type.items():
-        for st in shapes:
-            q = st.replace("kind::", "").split(".")
-            m, n, k = isa_mma.nv_shape_to_mnk(q[0])
-            d, a, b, c = q[-4:]
-            out.append(dict(name=f"{ARCH[arch]}.mma.{'.'.join(q)}", make=lambda arch=arch, st=st: MMA(arch, st),
-                            a=a, b=b, c=c, d=d, s=None, k=k, block=0, kind="mma"))
-    for arch, shapes in isa_mma.mma_block_scale_shape_and_type.items():
-        for st in shapes:
-            q = st.replace("kind::", "").split(".")
-            m, n, k = isa_mma.nv_shape_to_mnk(q[0])
-            kind, blk, d, a, b, c, s = q[1:]
-            out.append(dict(name=f"{ARCH[arch]}.mma.{'.'.join(q)}",
-                            make=lambda arch=arch, st=st: MMABlockScale(arch, st), a=a, b=b, c=c, d=d, s=s, k=k,
-                            block=int(blk[5:]), kind="mma", packed=kind in ("mxf4", "mxf4nvf4")))
+    # NVIDIA: (MMA-Sim's table, lplab's family, MMA-Sim's class, whether the
+    # name leaves the shape out: wgmma's and tcgen05's m and n do not change
+    # the numbers).
+    families = [
+        (isa_mma.mma_shape_and_type, "mma", MMA, False),
+        (isa_mma.mma_block_scale_shape_and_type, "mma", MMABlockScale, False),
+        (isa_wgmma.wgmma_shape_and_type, "wgmma", WGMMA, True),
+        (isa_tcgen05mma.tcgen05mma_shape_and_type, "tcgen05", TCGen05MMA, True),
+        (isa_tcgen05mma.tcgen05mma_block_scale_shape_and_type, "tcgen05", TCGen05MMABlockScale, True),
+    ]
     seen = set()
-    for arch, shapes in isa_wgmma.wgmma_shape_and_type.items():
-        for st in shapes:
-            q = st.split(".")
-            m, n, k = isa_mma.nv_shape_to_mnk(q[0])
-            name = f"{ARCH[arch]}.wgmma.{'.'.join(q[1:])}"
-            if name in seen:
-                continue
-            seen.add(name)
-            d, a, b = q[1:]
-            out.append(dict(name=name, make=lambda arch=arch, st=st: WGMMA(arch, st), a=a, b=b, c=d, d=d, s=None,
-                            k=k, block=0, kind="wgmma"))
-    for arch, shapes in isa_tcgen05mma.tcgen05mma_shape_and_type.items():
-        for st in shapes:
-            q = st.replace("kind::", "").split(".")
-            m, n, k = isa_mma.nv_shape_to_mnk(q[0])
-            name = f"{ARCH[arch]}.tcgen05.{'.'.join(q[1:])}"
-            if name in seen:
-                continue
-            seen.add(name)
-            kind, d, a, b = q[1:]
-            out.append(dict(name=name, make=lambda arch=arch, st=st: TCGen05MMA(arch, st), a=a, b=b, c=d, d=d,
-                            s=None, k=k, block=0, kind="tcgen05"))
-    for arch, shapes in isa_tcgen05mma.tcgen05mma_block_scale_shape_and_type.items():
-        for st in shapes:
-            q = st.replace("kind::", "").split(".")
-            m, n, k = isa_mma.nv_shape_to_mnk(q[0])
-            name = f"{ARCH[arch]}.tcgen05.{'.'.join(q[1:])}"
-            if name in seen:
-                continue
-            seen.add(name)
-            kind, blk, d, a, b, s = q[1:]
-            out.append(dict(name=name, make=lambda arch=arch, st=st: TCGen05MMABlockScale(arch, st), a=a, b=b,
-                            c=d, d=d, s=s, k=k, block=int(blk[5:]), kind="tcgen05",
-                            packed=kind in ("mxf4", "mxf4nvf4")))
+    for table, family, cls, no_shape in families:
+        for arch, shapes in table.items():
+            for st in shapes:
+                q = st.replace("kind::", "").split(".")
+                name = f"{ARCH[arch]}.{family}.{'.'.join(q[1:] if no_shape else q)}"
+                if name in seen:
+                    continue
+                seen.add(name)
+                k = isa_mma.nv_shape_to_mnk(q[0])[2]
+                # After the shape: the kind (where the PTX names one), the
+                # block size (block-scaled), D, A, B, C (mma only), the scale type.
+                rest = q[1:]
+                kind = rest.pop(0) if "kind::" in st else None
+                block = int(rest.pop(0)[5:]) if rest and rest[0].startswith("block") else 0
+                s = rest.pop() if block else None
+                d, a, b = rest[:3]
+                c = rest[3] if len(rest) > 3 else d
+                out.append(dict(name=name, make=lambda cls=cls, arch=arch, st=st: cls(arch, st), a=a, b=b, c=c, d=d,
+                                s=s, k=k, block=block, kind=family, packed=kind in ("mxf4", "mxf4nvf4")))
     for arch, suffixes in isa_mfma.arch_mfma_suffix.items():
         for sfx in suffixes:
             op = MFMA(arch, sfx)

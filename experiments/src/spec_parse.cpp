@@ -26,6 +26,7 @@
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/spec.h"
 #include "lplab/experiments/text.h"
+#include "lplab/kernels/nearest_names.h"
 #include "scaled.h"
 #include "spec_limits.h"
 
@@ -73,21 +74,7 @@ using spec_limits::matmul_size_error;
 // A spec file larger than this is refused before it is parsed.
 constexpr std::size_t kMaxSpecBytes = std::size_t{16} << 20;  // 16 MiB
 
-// Levenshtein distance (for "did you mean").
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
+using kernels::edit_distance;
 
 // The known word nearest to `word`, if it is a near miss: at most 2 edits,
 // and fewer than a third of the word's letters.

@@ -264,10 +264,12 @@ LPLAB_HD constexpr float flush(float x, int emin, bool keep_sign) noexcept {
   return x;
 }
 
-// One fused step (truncated, scaled): products p[t] (a b, times the scales)
-// aligned at e[t], and C. Returns D's value; fills `tr` if given.
+// One fused step (truncated, scaled, group_scaled): terms p[t] (products,
+// times their scales, or scaled group sums) aligned at e[t], and C; a term
+// counts at zero_exponent where it is zero (or, given `at_zero`, where that
+// says). Returns D's value; fills `tr` if given.
 LPLAB_HD constexpr double fused_step(const MmaModel& m, const double* p, const int* e, int n, double c, int emin_c,
-                                     MmaStepTrace* tr) noexcept {
+                                     MmaStepTrace* tr, const bool* at_zero = nullptr) noexcept {
   double terms[65] = {};
   for (int t = 0; t < n; ++t) terms[t] = p[t];
   terms[n] = c;
@@ -278,7 +280,7 @@ LPLAB_HD constexpr double fused_step(const MmaModel& m, const double* p, const i
   }
   int E = c != 0 ? exponent(c, emin_c) : m.zero_exponent;
   for (int t = 0; t < n; ++t) {
-    const int et = p[t] != 0 ? e[t] : m.zero_exponent;
+    const int et = (at_zero ? at_zero[t] : p[t] == 0) ? m.zero_exponent : e[t];
     E = et > E ? et : E;
   }
   const int q = E - m.fraction_bits;
@@ -428,30 +430,7 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
           // zero_exponent; one that cancels to zero keeps its scales' exponent.
           zero_group[g] = all_zero || scale == 0;
         }
-        double terms[17] = {};
-        for (int g = 0; g < groups; ++g) terms[g] = gp[g];
-        terms[groups] = c;
-        double special = 0;
-        if (special_sum(terms, groups + 1, special)) {
-          if (tr) tr->special = true;
-          c = special;
-          break;
-        }
-        int E = c != 0 ? exponent(c, ec) : m.zero_exponent;
-        for (int g = 0; g < groups; ++g) {
-          const int eg = zero_group[g] ? m.zero_exponent : ge[g];
-          E = eg > E ? eg : E;
-        }
-        const int q = E - m.fraction_bits;
-        std::int64_t units = 0;
-        int cut_terms = 0;
-        for (int g = 0; g <= groups; ++g) {
-          const std::int64_t u = cut(terms[g], q);
-          cut_terms += static_cast<double>(u) != double_bits::scale2(terms[g], -q);
-          units += u;
-        }
-        c = round_out(units, q, m.rounding);
-        if (tr) *tr = {first, L, E, q, cut_terms, double_bits::scale2(static_cast<double>(units), q), c, false};
+        c = fused_step(m, gp, ge, groups, c, ec, tr, zero_group);
         break;
       }
       case MmaAlgorithm::two_stage:
