@@ -9,6 +9,7 @@
 #include <array>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "lplab/formats.h"
 #include "lplab/kernels/nearest_names.h"
@@ -19,21 +20,21 @@ namespace {
 // ---------------------------------------------------------------------------
 // 1. Types.
 constexpr std::array<MmaTypeInfo, 15> kTypes{{
-    {"none", 0, 0, 0, ""},
-    {"f64", 8, 64, -1022, ""},
-    {"f32", 4, 32, -126, ""},
-    {"tf32", 4, 32, -126, ""},
-    {"f16", 2, 16, -14, "float16"},
-    {"bf16", 2, 16, -126, "bfloat16"},
-    {"e4m3", 1, 8, -6, "float8_e4m3fn"},
-    {"e5m2", 1, 8, -14, "float8_e5m2"},
-    {"e3m2", 1, 6, -2, "float6_e3m2fn"},
-    {"e2m3", 1, 6, 0, "float6_e2m3fn"},
-    {"e2m1", 1, 4, 0, "float4_e2m1fn"},
-    {"fp8", 1, 8, -7, "float8_e4m3fnuz"},
-    {"bf8", 1, 8, -15, "float8_e5m2fnuz"},
-    {"ue8m0", 1, 8, -127, "float8_e8m0fnu"},
-    {"ue4m3", 1, 8, -6, "float8_e4m3fn"},
+    {"none", 0, 0, 0},
+    {"f64", 8, 64, -1022},
+    {"f32", 4, 32, -126},
+    {"tf32", 4, 32, -126},
+    {"f16", 2, 16, -14},
+    {"bf16", 2, 16, -126},
+    {"e4m3", 1, 8, -6},
+    {"e5m2", 1, 8, -14},
+    {"e3m2", 1, 6, -2},
+    {"e2m3", 1, 6, 0},
+    {"e2m1", 1, 4, 0},
+    {"fp8", 1, 8, -7},
+    {"bf8", 1, 8, -15},
+    {"ue8m0", 1, 8, -127},
+    {"ue4m3", 1, 8, -6},
 }};
 
 // ---------------------------------------------------------------------------
@@ -379,9 +380,26 @@ std::vector<MmaInstruction> build() {
   return out;
 }
 
-template <class T>
-double decode_as(std::uint64_t code) {
-  return static_cast<double>(T::from_bits(code));
+// The lplab format of a narrow type's values (f16 to ue4m3), given to f as
+// std::type_identity<T>: the one map from the ISAs' types to the catalog,
+// which decoding and encoding share. (f64, f32 and tf32 are not formats here.)
+template <class F>
+auto visit_format(MmaType t, F&& f) {
+  switch (t) {
+    case MmaType::f16: return f(std::type_identity<float16>{});
+    case MmaType::bf16: return f(std::type_identity<bfloat16>{});
+    case MmaType::e4m3: return f(std::type_identity<float8_e4m3fn>{});
+    case MmaType::e5m2: return f(std::type_identity<float8_e5m2>{});
+    case MmaType::e3m2: return f(std::type_identity<float6_e3m2fn>{});
+    case MmaType::e2m3: return f(std::type_identity<float6_e2m3fn>{});
+    case MmaType::e2m1: return f(std::type_identity<float4_e2m1fn>{});
+    case MmaType::fp8: return f(std::type_identity<float8_e4m3fnuz>{});
+    case MmaType::bf8: return f(std::type_identity<float8_e5m2fnuz>{});
+    case MmaType::ue8m0: return f(std::type_identity<float8_e8m0fnu>{});
+    case MmaType::ue4m3: return f(std::type_identity<float8_e4m3fn>{});  // unsigned: its sign bit is ignored
+    default: break;
+  }
+  throw std::invalid_argument("mma.cpp: " + std::string(mma_type_info(t).name) + " is not a narrow type");
 }
 
 }  // namespace
@@ -399,53 +417,42 @@ double mma_decode(MmaType t, std::uint64_t code) {
     case MmaType::f64: return lplab::detail::bit_cast<double>(code);
     case MmaType::f32: return lplab::detail::bit_cast<float>(static_cast<std::uint32_t>(code));
     case MmaType::tf32: return lplab::detail::bit_cast<float>(static_cast<std::uint32_t>(code) & ~0x1FFFu);
-    case MmaType::f16: return decode_as<float16>(code);
-    case MmaType::bf16: return decode_as<bfloat16>(code);
-    case MmaType::e4m3: return decode_as<float8_e4m3fn>(code);
-    case MmaType::e5m2: return decode_as<float8_e5m2>(code);
-    case MmaType::e3m2: return decode_as<float6_e3m2fn>(code & 0x3F);
-    case MmaType::e2m3: return decode_as<float6_e2m3fn>(code & 0x3F);
-    case MmaType::e2m1: return decode_as<float4_e2m1fn>(code & 0xF);
-    case MmaType::fp8: return decode_as<float8_e4m3fnuz>(code);
-    case MmaType::bf8: return decode_as<float8_e5m2fnuz>(code);
-    case MmaType::ue8m0: return decode_as<float8_e8m0fnu>(code);
-    case MmaType::ue4m3: return decode_as<float8_e4m3fn>(code & 0x7F);
-    case MmaType::none: break;
+    case MmaType::none: throw std::invalid_argument("mma_decode: no type");
+    default: break;
   }
-  throw std::invalid_argument("mma_decode: no type");
+  // fp6/fp4 codes sit in a byte's low bits; ue4m3's sign bit is ignored.
+  const std::uint64_t mask = t == MmaType::ue4m3 ? 0x7F : (std::uint64_t{1} << mma_type_info(t).bits) - 1;
+  return visit_format(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(T::from_bits(code & mask));
+  });
 }
 
-namespace {
-template <class T>
-bool holds_as(double v) {
-  const double back = static_cast<double>(convert<T>(v, Round::nearest_even, Overflow::ieee));
-  return back == v || (back != back && v != v);
-}
-}  // namespace
-
-bool mma_holds(MmaType t, double v) {
+std::optional<std::uint64_t> mma_code(MmaType t, double v) {
+  const bool nan = v != v;
   switch (t) {
-    case MmaType::f64: return true;
-    case MmaType::f32: return static_cast<double>(static_cast<float>(v)) == v || v != v;
-    case MmaType::tf32:
-      return (static_cast<double>(static_cast<float>(v)) == v &&
-              (lplab::detail::bit_cast<std::uint32_t>(static_cast<float>(v)) & 0x1FFFu) == 0) ||
-             v != v;
-    case MmaType::f16: return holds_as<float16>(v);
-    case MmaType::bf16: return holds_as<bfloat16>(v);
-    case MmaType::e4m3: return holds_as<float8_e4m3fn>(v);
-    case MmaType::e5m2: return holds_as<float8_e5m2>(v);
-    case MmaType::e3m2: return holds_as<float6_e3m2fn>(v);
-    case MmaType::e2m3: return holds_as<float6_e2m3fn>(v);
-    case MmaType::e2m1: return holds_as<float4_e2m1fn>(v);
-    case MmaType::fp8: return holds_as<float8_e4m3fnuz>(v);
-    case MmaType::bf8: return holds_as<float8_e5m2fnuz>(v);
-    case MmaType::ue8m0: return holds_as<float8_e8m0fnu>(v);
-    case MmaType::ue4m3: return v >= 0 && holds_as<float8_e4m3fn>(v);
-    case MmaType::none: break;
+    case MmaType::f64: return lplab::detail::bit_cast<std::uint64_t>(v);
+    case MmaType::f32:
+    case MmaType::tf32: {
+      const auto f = static_cast<float>(v);
+      const std::uint32_t code = lplab::detail::bit_cast<std::uint32_t>(f);
+      if (!nan && (static_cast<double>(f) != v || (t == MmaType::tf32 && (code & 0x1FFFu) != 0))) return std::nullopt;
+      return code;
+    }
+    case MmaType::none: return std::nullopt;
+    default: break;
   }
-  return false;
+  if (t == MmaType::ue4m3 && !(v >= 0)) return std::nullopt;
+  const std::uint64_t code = visit_format(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return static_cast<std::uint64_t>(convert<T>(v, Round::nearest_even, Overflow::ieee).bits());
+  });
+  const double back = mma_decode(t, code);
+  if (back == v || (back != back && nan)) return code;
+  return std::nullopt;
 }
+
+bool mma_holds(MmaType t, double v) { return mma_code(t, v).has_value(); }
 
 std::uint64_t mma_encode(MmaType t, double v) {
   const bool nan = double_bits::is_nan(v);
@@ -487,18 +494,7 @@ double mma_chain(const MmaInstruction& i, std::span<const double> a, std::span<c
   if (blk != 0 && (sa.size() != a.size() / blk || sb.size() != a.size() / blk))
     throw std::invalid_argument("mma_chain: " + i.name + " takes one scale per " + std::to_string(blk) +
                                 " elements of a and of b");
-  int emin_c = i.model.emin_c;
-  for (std::size_t first = 0; first < a.size(); first += k) {
-    const double* s_a = blk ? sa.data() + first / blk : nullptr;
-    const double* s_b = blk ? sb.data() + first / blk : nullptr;
-    const std::size_t steps_before = trace ? static_cast<std::size_t>(trace->steps) : 0;
-    c = mma::instruction(i.model, a.data() + first, b.data() + first, c, emin_c, s_a, s_b, trace);
-    if (trace)
-      for (int s = static_cast<int>(steps_before); s < trace->steps; ++s)
-        trace->step[s].first += static_cast<int>(first);
-    emin_c = i.model.emin_d;
-  }
-  return c;
+  return mma::chain(i.model, a.data(), b.data(), a.size(), c, sa.data(), sb.data(), 0, trace);
 }
 
 const char* mma_algorithm_name(MmaAlgorithm a) {

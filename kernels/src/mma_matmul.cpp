@@ -31,30 +31,6 @@ void check_operands(const MmaInstruction& i, const float* x, std::size_t rows, s
                                     " takes");
 }
 
-// One output's chain: a[0..k) and b[0..k) (k padded to whole instructions
-// with zeros), promoted every o.accumulator.promote_every products.
-double chain(const MmaInstruction& i, const MatmulOptions& o, const double* a, const double* b, std::size_t k_padded,
-             const double* sa, const double* sb) {
-  const auto K = static_cast<std::size_t>(i.k);
-  const std::size_t blk = static_cast<std::size_t>(i.model.scale_block);
-  const auto promote = static_cast<std::size_t>(o.accumulator.promote_every);
-  double promoted = 0.0, c = 0.0;
-  int emin_c = i.model.emin_c;
-  std::size_t in_chain = 0;
-  for (std::size_t first = 0; first < k_padded; first += K) {
-    c = mma::instruction(i.model, a + first, b + first, c, emin_c, blk ? sa + first / blk : nullptr,
-                         blk ? sb + first / blk : nullptr, nullptr);
-    emin_c = i.model.emin_d;
-    in_chain += K;
-    if (promote > 0 && in_chain == promote) {
-      promoted = static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
-      c = 0.0, in_chain = 0, emin_c = i.model.emin_c;
-    }
-  }
-  if (promote > 0 && in_chain > 0) promoted = static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
-  return promote > 0 ? promoted : c;
-}
-
 }  // namespace
 
 void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, const float* scales_a,
@@ -94,7 +70,8 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
       for (std::size_t j = 0; j < p.n; ++j) {
         for (std::size_t t = 0; t < p.k; ++t) b[t] = p.b[t * p.n + j];
         for (std::size_t q = 0; q < nblk && scaled; ++q) sb[q] = scales_b_t[j * nblk + q];
-        out[row * p.n + j] = chain(i, o, a.data(), b.data(), kp, sa.data(), sb.data());
+        out[row * p.n + j] = mma::chain(i.model, a.data(), b.data(), kp, 0.0, sa.data(), sb.data(),
+                                        o.accumulator.promote_every, nullptr);
       }
     }
   });
@@ -103,7 +80,7 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
 void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales_a, const float* scales_b_t,
                                      int block_a, int block_b, bool e8m0_a, bool e8m0_b, const MatmulOptions& o,
                                      double* out) {
-  if (AccumulatorProblem e = accumulator_problem(o.accumulator)) throw std::invalid_argument("matmul: " + e.message);
+  // (check_matmul has checked the model.)
   const MmaInstruction& i = instruction_of(o);
   if (i.scale == MmaType::none)
     throw std::invalid_argument("matmul: " + i.name + " takes no block scales; name a block-scaled instruction "

@@ -6,7 +6,7 @@
 
 #include <charconv>
 #include <cmath>
-#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
@@ -46,25 +46,11 @@ std::uint64_t parse_code(MmaType t, const std::string& text, const std::string& 
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size())
     throw UsageError(fmt::format("{}: '{}' is neither a value nor a code (0x...)", what, text));
-  std::uint64_t code = 0;
-  bool found = false;
-  if (t == MmaType::f64) {
-    code = lplab::detail::bit_cast<std::uint64_t>(v), found = true;
-  } else if (t == MmaType::f32 || t == MmaType::tf32) {
-    const auto f = static_cast<float>(v);
-    code = lplab::detail::bit_cast<std::uint32_t>(f);
-    found = static_cast<double>(f) == v || std::isnan(v);
-    if (t == MmaType::tf32 && (code & 0x1FFF) != 0) found = false;
-  } else {
-    // The narrow types: the code whose value it is (searched: at most 2^16).
-    for (std::uint64_t c = 0; c < (std::uint64_t{1} << info.bits) && !found; ++c) {
-      const double x = mma_decode(t, c);
-      if (x == v && std::signbit(x) == std::signbit(v)) code = c, found = true;
-      if (std::isnan(v) && std::isnan(x)) code = c, found = true;
-    }
-  }
+  // The code whose value it is, with its sign (fnuz types have no -0).
+  const std::optional<std::uint64_t> code = mma_code(t, v);
+  const bool found = code && (std::isnan(v) || std::signbit(mma_decode(t, *code)) == std::signbit(v));
   if (!found) throw UsageError(fmt::format("{}: {} is not exactly representable in {} (give a code, 0x...)", what, text, info.name));
-  return code;
+  return *code;
 }
 
 std::vector<double> parse_list(MmaType t, const std::vector<std::string>& items, const std::string& what) {

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,7 +43,6 @@ struct MmaTypeInfo {
   int bytes;                // a code's width in a golden file or a buffer (fp6/fp4: one per byte)
   int bits;                 // the code's significant bits
   int emin;                 // the smallest normal exponent (a subnormal's alignment exponent)
-  std::string_view format;  // lplab's format of the values ("" for f64/f32/tf32)
 };
 const MmaTypeInfo& mma_type_info(MmaType t);
 // By ISA name; MmaType::none if unknown.
@@ -51,6 +51,11 @@ MmaType mma_type(std::string_view name);
 // A code's value, exactly (tf32: the fp32 code's top 19 bits, as the unit
 // reads it; ue4m3: the sign bit ignored, as the unit does).
 double mma_decode(MmaType t, std::uint64_t code);
+// The code of `value` in type t, if t holds it exactly (NaN: t's NaN, if
+// it has one; tf32: an fp32 code whose low 13 bits are zero; ue4m3: not
+// below zero); mma_holds says whether it does (a matmul operand must).
+std::optional<std::uint64_t> mma_code(MmaType t, double value);
+bool mma_holds(MmaType t, double value);
 // D's code for a value the model gave: NaN as the canonical 0x7FFFFFFF /
 // 0x7FFF where the model defines it (every algorithm but fma and ftz_pairs,
 // whose NaN follows the IEEE operations).
@@ -89,7 +94,3 @@ const char* mma_rounding_name(MmaRounding r);
 
 }  // namespace lplab::kernels
 
-namespace lplab::kernels {
-// Whether `value` is exactly a value of type t (a matmul operand must be).
-bool mma_holds(MmaType t, double value);
-}  // namespace lplab::kernels

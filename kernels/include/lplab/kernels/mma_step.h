@@ -45,6 +45,7 @@
 
 #include "lplab/formats.h"
 #include "lplab/kernels/double_bits.h"
+#include "lplab/kernels/tensor_core_step.h"
 
 namespace lplab::kernels {
 
@@ -95,14 +96,13 @@ struct MmaTrace {
 
 namespace mma {
 
-inline constexpr int kFp32Emin = -126;
+using tensor_core::kFp32Emin;
 inline constexpr int kAllZero = -999;  // two_stage's exponent of a zero product
 
-// x = s * 2^e with e = max(exponent of x, emin): x's alignment exponent.
+// x = s * 2^e with e = max(exponent of x, emin): x's alignment exponent
+// (tensor_core_step.h's, with zero at emin as MMA-Sim's frexp takes it).
 LPLAB_HD constexpr int exponent(double x, int emin) noexcept {
-  if (x == 0) return emin;
-  const int e = double_bits::exponent_of(x);
-  return e < emin ? emin : e;
+  return x == 0 ? emin : tensor_core::alignment_exponent(x, emin);
 }
 
 // Arithmetic shift: floor(u * 2^s) for s < 0, u * 2^s for s >= 0.
@@ -112,10 +112,9 @@ LPLAB_HD constexpr std::int64_t shift_floor(std::int64_t u, int s) noexcept {
   return u >> -s;  // arithmetic: floor
 }
 
-// x truncated toward zero (or floored) to a multiple of 2^q, as a count of 2^q.
-LPLAB_HD constexpr std::int64_t cut(double x, int q) noexcept {
-  return static_cast<std::int64_t>(double_bits::scale2(x, -q));
-}
+// x truncated toward zero (tensor_core::truncate_to_grid) or floored to a
+// multiple of 2^q, as a count of 2^q.
+using tensor_core::truncate_to_grid;
 LPLAB_HD constexpr std::int64_t floor_to(double x, int q) noexcept {
   const double v = double_bits::scale2(x, -q);
   const auto t = static_cast<std::int64_t>(v);
@@ -125,22 +124,12 @@ LPLAB_HD constexpr std::int64_t floor_to(double x, int q) noexcept {
 // `units` x 2^q rounded into D as the model's rounding says.
 LPLAB_HD constexpr double round_out(std::int64_t units, int q, MmaRounding r) noexcept {
   if (units == 0) return 0.0;  // +0 (MMA-Sim adds +0.0 to every result)
-  const bool neg = units < 0;
-  std::uint64_t mag = neg ? 0 - static_cast<std::uint64_t>(units) : static_cast<std::uint64_t>(units);
-  if (r == MmaRounding::truncate_fp32 || r == MmaRounding::truncate_e8m13) {
-    const int bits = r == MmaRounding::truncate_fp32 ? 24 : 14;
-    const int width = lplab::detail::top_bit(mag) + 1;
-    const int lead = q + width - 1 > kFp32Emin ? q + width - 1 : kFp32Emin;
-    const int drop = (lead - (bits - 1)) - q;
-    if (drop > 0) mag = drop >= 64 ? 0 : (mag >> drop) << drop;
-    if (mag == 0) return 0.0;
-    const double v = double_bits::scale2(static_cast<double>(mag), q);
-    if (v >= 0x1p128) return double_bits::infinity(neg);
-    return neg ? -v : v;
-  }
-  // Nearest: the sum is exact in double (fewer than 53 bits).
-  const double v = double_bits::scale2(static_cast<double>(mag), q) * (neg ? -1.0 : 1.0);
-  // A sum that rounds to zero is +0 (MMA-Sim adds +0.0).
+  // Truncated: the tensor-core model's step 4 (24 bits for fp32, 14 for E8M13).
+  if (r == MmaRounding::truncate_fp32) return tensor_core::normalise_truncated(units, q, 24);
+  if (r == MmaRounding::truncate_e8m13) return tensor_core::normalise_truncated(units, q, 14);
+  // Nearest: the sum is exact in double (fewer than 53 bits); one that
+  // rounds to zero is +0 (MMA-Sim adds +0.0).
+  const double v = double_bits::scale2(static_cast<double>(units), q);
   double d = v;
   if (r == MmaRounding::nearest_fp16) d = static_cast<double>(convert<float16>(v, Round::nearest_even));
   if (r == MmaRounding::nearest_fp32) d = static_cast<double>(static_cast<float>(v));
@@ -287,7 +276,7 @@ LPLAB_HD constexpr double fused_step(const MmaModel& m, const double* p, const i
   std::int64_t units = 0;
   int cut_terms = 0;
   for (int t = 0; t <= n; ++t) {
-    const std::int64_t u = cut(terms[t], q);
+    const std::int64_t u = truncate_to_grid(terms[t], q);
     cut_terms += static_cast<double>(u) != double_bits::scale2(terms[t], -q);
     units += u;
   }
@@ -340,7 +329,7 @@ LPLAB_HD constexpr std::int64_t fuse_products(const double* p, const int* e, int
   std::int64_t units = 0;
   if (e_dot == kAllZero) return 0;
   for (int t = 0; t < n; t += stride) {
-    const std::int64_t u = cut(p[t], e_dot - F);
+    const std::int64_t u = truncate_to_grid(p[t], e_dot - F);
     cut_terms += static_cast<double>(u) != double_bits::scale2(p[t], F - e_dot);
     units += u;
   }
@@ -509,6 +498,35 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
     }
   }
   return c;
+}
+
+// D after instructions chained over k_total products (a multiple of m.k), D
+// of one the C of the next: c the first C, in the instruction's C type (D's
+// type after). With promote_every = N > 0 every N products (a multiple of
+// m.k) the chain's D is added into an fp32 register (nearest even) and the
+// chain restarts from C = +0 (DeepSeek-V3's promotion). Scales as for
+// instruction(); `trace` records every step, numbered across the chain.
+LPLAB_HD inline double chain(const MmaModel& m, const double* a, const double* b, std::size_t k_total, double c,
+                             const double* sa, const double* sb, int promote_every, MmaTrace* trace) noexcept {
+  const auto k = static_cast<std::size_t>(m.k), blk = static_cast<std::size_t>(m.scale_block);
+  const auto promote = static_cast<std::size_t>(promote_every);
+  double promoted = 0.0;
+  int emin_c = m.emin_c;
+  std::size_t in_chain = 0;
+  for (std::size_t first = 0; first < k_total; first += k) {
+    const int before = trace ? trace->steps : 0;
+    c = instruction(m, a + first, b + first, c, emin_c, blk ? sa + first / blk : nullptr,
+                    blk ? sb + first / blk : nullptr, trace);
+    for (int s = before; trace && s < trace->steps; ++s) trace->step[s].first += static_cast<int>(first);
+    emin_c = m.emin_d;
+    in_chain += k;
+    if (promote > 0 && in_chain == promote) {
+      promoted = static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
+      c = 0.0, in_chain = 0, emin_c = m.emin_c;
+    }
+  }
+  if (promote == 0) return c;
+  return in_chain == 0 ? promoted : static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
 }
 
 }  // namespace mma
