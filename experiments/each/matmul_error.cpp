@@ -33,6 +33,7 @@
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
+#include "matmul_errors.h"
 #include "sampling.h"
 
 namespace lplab::experiments {
@@ -56,31 +57,6 @@ k::AccumulatorModel case_model(const AccumulatorCase& c, int promote_every) {
   return c.promote ? c.model.promoted_every(promote_every) : c.model;
 }
 constexpr std::size_t kCaseCount = std::size(kCases);
-
-struct ErrorSummary {
-  double mean = 0, max = 0, norm = 0, vs_abs = 0;
-};
-
-// Relative errors of c against ref: per output |c - r| / |r| (mean and max),
-// the Frobenius ratio ||c - ref|| / ||ref||, and the largest |c - r| over
-// sum_t |a_it b_tj| (the quantity the classical bound gamma_k bounds).
-ErrorSummary summarise(const std::vector<float>& c, const std::vector<double>& ref,
-                       const std::vector<double>& abs_sum) {
-  ErrorSummary s;
-  double diff2 = 0, ref2 = 0;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const double d = std::abs(static_cast<double>(c[i]) - ref[i]);
-    const double rel = d == 0 ? 0.0 : d / std::abs(ref[i]);  // inf where ref is an exact zero
-    s.mean += rel;
-    s.max = std::max(s.max, rel);
-    s.vs_abs = std::max(s.vs_abs, abs_sum[i] == 0 ? 0.0 : d / abs_sum[i]);
-    diff2 += d * d;
-    ref2 += ref[i] * ref[i];
-  }
-  s.mean /= static_cast<double>(c.size());
-  s.norm = ref2 == 0 ? 0.0 : std::sqrt(diff2 / ref2);
-  return s;
-}
 
 // The operand of `count` samples from stream `stream`, rounded to
 // nearest-even into f, as floats (exact).
@@ -115,12 +91,7 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
     const k::MatmulProblem problem{m, n, kk, fa.data(), fb.data(), range, range};
     std::vector<double> ref(m * n);
     k::matmul_sums(problem, ref.data(), k::MatmulOptions{.accumulator = k::accumulators::fp64});
-    std::vector<double> abs_sum(m * n, 0.0);
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t t = 0; t < kk; ++t) {
-        const double x = std::abs(static_cast<double>(fa[i * kk + t]));
-        for (std::size_t j = 0; j < n; ++j) abs_sum[i * n + j] += x * std::abs(static_cast<double>(fb[t * n + j]));
-      }
+    const std::vector<double> abs_sum = matmul_abs_sums(m, n, kk, fa.data(), fb.data());
 
     for (std::size_t a = 0; a < kCaseCount; ++a) {
       const std::uint64_t grid = first + a;
@@ -129,7 +100,7 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
       const k::AccumulatorModel model = case_model(acc, promote_every);
       std::vector<float> c(m * n);
       k::matmul(problem, c.data(), k::MatmulOptions{.accumulator = model, .threads = ctx.threads});
-      const ErrorSummary s = summarise(c, ref, abs_sum);
+      const MatmulErrors s = matmul_errors(c, ref, abs_sum);
       const bool tc = model.kind == k::Accumulator::tensor_core;
       const int fraction_bits = k::resolve_accumulator(model, problem.ra, problem.rb).fraction_bits;
       table.add(grid, {std::string(positive ? "half_normal" : "normal"), std::string(f.name),

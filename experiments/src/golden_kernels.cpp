@@ -180,7 +180,7 @@ GoldenFile experiments_suite() {
     if (experiment == "training") return 1e-6;
     return 0;
   };
-  for (const char* name : {"footprint", "underflow", "error", "matmul_error", "accounting", "training"}) {
+  for (const char* name : {"footprint", "underflow", "error", "matmul_error", "matrix_units", "accounting", "training"}) {
     const Experiment* e = find_experiment(name);
     if (e == nullptr) throw UsageError(fmt::format("regress: no experiment '{}'", name));
     RunRequest request;

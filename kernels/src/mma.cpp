@@ -406,6 +406,11 @@ auto visit_format(MmaType t, F&& f) {
 
 const MmaTypeInfo& mma_type_info(MmaType t) { return kTypes[static_cast<std::size_t>(t)]; }
 
+std::string_view mma_format_name(MmaType t) {
+  if (t == MmaType::none || t == MmaType::f64 || t == MmaType::f32 || t == MmaType::tf32) return {};
+  return visit_format(t, [](auto tag) { return std::string_view(finfo<typename decltype(tag)::type>::name); });
+}
+
 MmaType mma_type(std::string_view name) {
   for (std::size_t i = 1; i < kTypes.size(); ++i)
     if (kTypes[i].name == name) return static_cast<MmaType>(i);

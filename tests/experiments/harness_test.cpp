@@ -177,7 +177,7 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
 TEST(Registry, EveryExperimentFileOnceInItsPlace) {
   std::vector<std::string> names;
   for (const lx::Experiment& e : lx::experiments()) names.push_back(e.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"footprint", "underflow", "error", "matmul_error", "training",
+  EXPECT_EQ(names, (std::vector<std::string>{"footprint", "underflow", "error", "matmul_error", "matrix_units", "training",
                                              "accounting", "roofline", "throughput"}));
   EXPECT_EQ(lx::experiment_files().size(), names.size());
   for (std::size_t i = 1; i < lx::experiments().size(); ++i)
@@ -185,7 +185,7 @@ TEST(Registry, EveryExperimentFileOnceInItsPlace) {
 }
 
 TEST(Registry, UnknownExperimentDtypeAndParameterAreRefusedBeforeWork) {
-  EXPECT_EQ(lx::experiments().size(), 8u);
+  EXPECT_EQ(lx::experiments().size(), 9u);
   EXPECT_EQ(lx::find_experiment("matmul-error"), lx::find_experiment("matmul_error"));
   lx::RunRequest r;
   r.experiment = "nope";

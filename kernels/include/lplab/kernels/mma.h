@@ -45,6 +45,11 @@ struct MmaTypeInfo {
   int emin;                 // the smallest normal exponent (a subnormal's alignment exponent)
 };
 const MmaTypeInfo& mma_type_info(MmaType t);
+// The catalog name of the lplab format whose codes and values a narrow type's
+// are ("float8_e4m3fnuz" for AMD's fp8; ue4m3: "float8_e4m3fn", whose sign
+// bit the unit ignores); empty for f64, f32 and tf32, which are not formats
+// here.
+std::string_view mma_format_name(MmaType t);
 // By ISA name; MmaType::none if unknown.
 MmaType mma_type(std::string_view name);
 
