@@ -155,6 +155,11 @@ case_ refused -- run error --input-dtype bfloat16
 case_ refused -- run error --dtypes e8m0
 for d in e9m6 e8m7:bias=100 e5m2:bias=200 e8m0 fp32 e3m3:unsigned:fn,e9m6; do case_ refused -- run matmul_error --dtypes "$d"; done
 case_ refused -- run footprint --dtypes e3m3
+# matrix_units: a format no unit takes (fp32, an e4m3 layout whose values no
+# e4m3 type holds, a declared one), k not whole block-scaled instructions.
+for d in fp32 e4m3b11fnuz e8m0 e3m3; do case_ refused -- run matrix_units --dtypes "$d"; done
+for b in mxfp4 nvfp4 mxfp8_e4m3,bogus ''; do case_ refused -- run matrix_units --param ks=96 --param block_schemes="$b"; done
+case_ refused -- run matrix_units --param ks=64.5
 for o in "$work/adir" "$work/nodir/x.csv" /proc/version /dev/full; do case_ refused -- run footprint --out "$o"; done
 
 # run: every parameter of every experiment with bad values.
