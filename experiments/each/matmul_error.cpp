@@ -58,14 +58,6 @@ k::AccumulatorModel case_model(const AccumulatorCase& c, int promote_every) {
 }
 constexpr std::size_t kCaseCount = std::size(kCases);
 
-// The operand of `count` samples from stream `stream`, rounded to
-// nearest-even into f, as floats (exact).
-std::vector<float> operand(const FormatEntry& f, std::uint64_t seed, std::uint64_t stream, std::size_t count,
-                           bool positive) {
-  std::size_t changed = 0;
-  return matmul_operand_values(f, sampling::matmul_samples(seed, stream, count, positive), changed);
-}
-
 void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::size_t dtype_index, Table& table) {
   const FormatEntry& f = *ctx.dtypes[dtype_index];
   const Params& p = ctx.params;
@@ -82,16 +74,10 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
     for (std::size_t a = 0; a < kCaseCount; ++a) any = any || ctx.shard.owns(first + a);
     if (!any) continue;
 
-    // The operands: the same samples for every format (streams 2k and 2k+1).
-    const std::vector<float> fa = operand(f, seed, 2 * kk, m * kk, positive);
-    const std::vector<float> fb = operand(f, seed, 2 * kk + 1, kk * n, positive);
-    // The reference: the exact sum (fp64 accumulator) before any output
-    // rounding, and sum |a b| for the normalised error.
-    const k::OperandRange range = operand_range(f);
-    const k::MatmulProblem problem{m, n, kk, fa.data(), fb.data(), range, range};
-    std::vector<double> ref(m * n);
-    k::matmul_sums(problem, ref.data(), k::MatmulOptions{.accumulator = k::accumulators::fp64});
-    const std::vector<double> abs_sum = matmul_abs_sums(m, n, kk, fa.data(), fb.data());
+    // The operands (the same samples for every format), the exact sums and
+    // sum |a b| for the normalised error.
+    const SampledMatmul sm = sampled_matmul(f, seed, m, n, kk, positive);
+    const k::MatmulProblem& problem = sm.problem;
 
     for (std::size_t a = 0; a < kCaseCount; ++a) {
       const std::uint64_t grid = first + a;
@@ -100,7 +86,7 @@ void run_dtype(const Context& ctx, bool positive, std::uint64_t grid_base, std::
       const k::AccumulatorModel model = case_model(acc, promote_every);
       std::vector<float> c(m * n);
       k::matmul(problem, c.data(), k::MatmulOptions{.accumulator = model, .threads = ctx.threads});
-      const MatmulErrors s = matmul_errors(c, ref, abs_sum);
+      const MatmulErrors s = matmul_errors(c, sm.exact, sm.abs_sum);
       const bool tc = model.kind == k::Accumulator::tensor_core;
       const int fraction_bits = k::resolve_accumulator(model, problem.ra, problem.rb).fraction_bits;
       table.add(grid, {std::string(positive ? "half_normal" : "normal"), std::string(f.name),

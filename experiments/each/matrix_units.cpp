@@ -112,12 +112,6 @@ const k::MmaInstruction* block_instruction(const k::BlockScaling<Elem, Scale>& s
 // ---------------------------------------------------------------------------
 // 2. The plain instructions.
 
-std::vector<float> operand(const FormatEntry& f, std::uint64_t seed, std::uint64_t stream, std::size_t count,
-                           bool positive) {
-  std::size_t changed = 0;
-  return matmul_operand_values(f, sampling::matmul_samples(seed, stream, count, positive), changed);
-}
-
 // The distinct values of f's operands over the whole run (every
 // distribution and k, A and B).
 std::vector<double> operand_values(const FormatEntry& f, const Params& p) {
@@ -128,7 +122,9 @@ std::vector<double> operand_values(const FormatEntry& f, const Params& p) {
     for (double kv : p.numbers("ks")) {
       const auto kk = static_cast<std::size_t>(kv);
       for (const auto& [stream, count] : {std::pair{2 * kk, m * kk}, std::pair{2 * kk + 1, kk * n}}) {
-        const std::vector<float> v = operand(f, seed, stream, count, dist == "half_normal");
+        std::size_t changed = 0;
+        const std::vector<float> v =
+            matmul_operand_values(f, sampling::matmul_samples(seed, stream, count, dist == "half_normal"), changed);
         all.insert(all.end(), v.begin(), v.end());
         std::sort(all.begin(), all.end());
         all.erase(std::unique(all.begin(), all.end()), all.end());
@@ -166,19 +162,13 @@ void run_plain(const Context& ctx, const FormatEntry& f, const std::vector<Case>
   const auto m = static_cast<std::size_t>(p.integer("m"));
   const auto n = static_cast<std::size_t>(p.integer("n"));
   const auto seed = static_cast<std::uint64_t>(p.integer("seed"));
-  const std::vector<float> fa = operand(f, seed, 2 * kk, m * kk, positive);
-  const std::vector<float> fb = operand(f, seed, 2 * kk + 1, kk * n, positive);
-  const k::OperandRange range = operand_range(f);
-  const k::MatmulProblem problem{m, n, kk, fa.data(), fb.data(), range, range};
-  std::vector<double> ref(m * n);
-  k::matmul_sums(problem, ref.data(), k::MatmulOptions{.accumulator = k::accumulators::fp64});
-  const std::vector<double> abs_sum = matmul_abs_sums(m, n, kk, fa.data(), fb.data());
+  const SampledMatmul sm = sampled_matmul(f, seed, m, n, kk, positive);
   for (std::size_t c = 0; c < cases.size(); ++c) {
     if (!ctx.shard.owns(first + c)) continue;
     const Case& cs = cases[c];
     std::vector<float> out(m * n);
-    k::matmul(problem, out.data(), k::MatmulOptions{.accumulator = model_of(cs), .threads = ctx.threads});
-    const MatmulErrors e = matmul_errors(out, ref, abs_sum);
+    k::matmul(sm.problem, out.data(), k::MatmulOptions{.accumulator = model_of(cs), .threads = ctx.threads});
+    const MatmulErrors e = matmul_errors(out, sm.exact, sm.abs_sum);
     table.add(first + c, {std::string(positive ? "half_normal" : "normal"), std::string(f.name),
                           std::string(cs.instruction->arch), cs.instruction->name, std::int64_t{cs.promote_every},
                           static_cast<std::int64_t>(kk), e.mean, e.max, e.norm, e.vs_abs});

@@ -9,6 +9,10 @@
 #include <span>
 #include <vector>
 
+#include "lplab/experiments/format_registry.h"
+#include "lplab/kernels/matmul.h"
+#include "sampling.h"
+
 namespace lplab::experiments {
 
 struct MatmulErrors {
@@ -47,6 +51,30 @@ inline std::vector<double> matmul_abs_sums(std::size_t m, std::size_t n, std::si
       for (std::size_t j = 0; j < n; ++j) out[i * n + j] += x * std::abs(static_cast<double>(b[t * n + j]));
     }
   return out;
+}
+
+// The operands both experiments draw for one k: A (m x k) and B (k x n) the
+// N(0, 1) samples (|N(0, 1)| where `positive`) of streams 2k and 2k + 1 of
+// the seed, rounded to nearest-even into f; the exact sums of their product
+// (the fp64 accumulator, before any output rounding) and sum |a b|.
+struct SampledMatmul {
+  std::vector<float> a, b;
+  kernels::MatmulProblem problem;
+  std::vector<double> exact, abs_sum;
+};
+
+inline SampledMatmul sampled_matmul(const FormatEntry& f, std::uint64_t seed, std::size_t m, std::size_t n,
+                                    std::size_t k, bool positive) {
+  SampledMatmul s;
+  std::size_t changed = 0;
+  s.a = matmul_operand_values(f, sampling::matmul_samples(seed, 2 * k, m * k, positive), changed);
+  s.b = matmul_operand_values(f, sampling::matmul_samples(seed, 2 * k + 1, k * n, positive), changed);
+  const kernels::OperandRange range = operand_range(f);
+  s.problem = {m, n, k, s.a.data(), s.b.data(), range, range};
+  s.exact.resize(m * n);
+  kernels::matmul_sums(s.problem, s.exact.data(), kernels::MatmulOptions{.accumulator = kernels::accumulators::fp64});
+  s.abs_sum = matmul_abs_sums(m, n, k, s.a.data(), s.b.data());
+  return s;
 }
 
 }  // namespace lplab::experiments

@@ -14,6 +14,7 @@
 
 #include "lplab/experiments/experiment.h"
 #include "lplab/kernels/random.h"
+#include "support/samples.h"
 
 namespace lplab::experiments {
 namespace {
@@ -38,11 +39,7 @@ std::string text(const Table& t, const Row& r, const char* col) {
 // The operand samples, as the experiment documents them: Box-Muller on two
 // splitmix64 outputs keyed by (seed, stream), streams 2k (A) and 2k + 1 (B).
 double sample(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
-  using kernels::splitmix64;
-  const std::uint64_t key = splitmix64(seed ^ splitmix64(stream));
-  const double u1 = static_cast<double>((splitmix64(key + 2 * i) >> 11) + 1) / 9007199254740992.0;
-  const double u2 = static_cast<double>(splitmix64(key + 2 * i + 1) >> 11) / 9007199254740992.0;
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+  return lplab::testing::documented_gaussian(seed, stream, i);
 }
 
 TEST(MatmulError, columns_and_one_row_per_grid_point) {

@@ -15,6 +15,7 @@
 #include "lplab/experiments/experiment.h"
 #include "lplab/kernels/mma.h"
 #include "lplab/kernels/random.h"
+#include "support/samples.h"
 #include "lplab/kernels/scaling.h"
 
 namespace lplab::experiments {
@@ -58,11 +59,7 @@ const Row* find_row(const Table& t, const std::map<std::string, std::string>& ma
 // Box-Muller on two splitmix64 outputs keyed by (seed, stream), streams 2k
 // (A) and 2k + 1 (B).
 double sample(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
-  using kernels::splitmix64;
-  const std::uint64_t key = splitmix64(seed ^ splitmix64(stream));
-  const double u1 = static_cast<double>((splitmix64(key + 2 * i) >> 11) + 1) / 9007199254740992.0;
-  const double u2 = static_cast<double>(splitmix64(key + 2 * i + 1) >> 11) / 9007199254740992.0;
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+  return lplab::testing::documented_gaussian(seed, stream, i);
 }
 
 template <class T>

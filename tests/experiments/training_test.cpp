@@ -14,6 +14,7 @@
 
 #include "lplab/experiments/experiment.h"
 #include "lplab/kernels/random.h"
+#include "support/samples.h"
 
 namespace lplab::experiments {
 namespace {
@@ -43,11 +44,7 @@ std::vector<const Row*> recipe_rows(const Table& t, const std::string& recipe) {
 // The experiment's documented generator: Box-Muller on splitmix64, keyed by
 // (seed, stream); streams 1 and 2 are w1 and w2, 16 + s the batch of step s.
 double sample(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
-  using kernels::splitmix64;
-  const std::uint64_t key = splitmix64(seed ^ splitmix64(stream));
-  const double u1 = static_cast<double>((splitmix64(key + 2 * i) >> 11) + 1) / 9007199254740992.0;
-  const double u2 = static_cast<double>(splitmix64(key + 2 * i + 1) >> 11) / 9007199254740992.0;
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+  return lplab::testing::documented_gaussian(seed, stream, i);
 }
 
 TEST(Training, flops_counted_against_six_tokens_params) {
