@@ -1,8 +1,8 @@
 // Accumulator::tensor_core vectorised across output columns (one Highway
 // kernel per SIMD target): the model of tensor_core.cpp, step for step, with
 // the scalar tensor_core::dot (tensor_core_step.h) as its reference (a test compares them bit for
-// bit on every target). Per row of A and per block of products, for a vector
-// of columns:
+// bit on every target). Per row of A and vector of columns, the chain's C in
+// a register, per block of products:
 //   1. E = the largest alignment exponent: e(a) + e(b) for a nonzero product
 //      (operand exponents precomputed, subnormals at the format's emin), the
 //      model's zero_exponent (below -126) for a zero product, e(C) (at least
@@ -33,21 +33,27 @@ HWY_BEFORE_NAMESPACE();
 namespace lplab::kernels::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Rows [0, m) of out (m x n): a (m x k floats) with alignment exponents ea
-// (kZero for a zero), b (k x ldb doubles, zero-padded) with eb. c and promoted
-// are scratch rows of ldb doubles.
-// row_special[i]: row i of A has an infinity or NaN; col_special[v]: some
-// column of vector v of B has one.
-HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::size_t n, std::size_t k,
-                             const float* HWY_RESTRICT a, const std::int64_t* HWY_RESTRICT ea,
-                             const double* HWY_RESTRICT b, const std::int64_t* HWY_RESTRICT eb,
-                             std::size_t ldb, double* HWY_RESTRICT out, double* HWY_RESTRICT c,
-                             double* HWY_RESTRICT promoted, const unsigned char* row_special,
-                             const unsigned char* col_flags) {
-#if HWY_HAVE_FLOAT64
+// The kernel's constants and the chain of one row of A against kV vectors
+// of columns at once: kV independent chains interleaved, so that one
+// chain's latency (each block's C feeds the next block's alignment) is
+// hidden behind the others'. (Arrays of vectors: x86 targets only, which is
+// what lplab dispatches to.)
+struct ChainArgs {
+  const TensorCoreModel* model;
+  std::size_t k;
+  const double* b;   // packed: the k rows of columns [jN, jN + N) at b[(j k + t) N + lane]
+  const double* eb;  // their alignment exponents, packed alike
+};
+
+template <std::size_t kV>
+HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_RESTRICT ar,
+                                      const double* HWY_RESTRICT er, std::size_t j, bool maybe_special,
+                                      double* HWY_RESTRICT result) {
   const hn::ScalableTag<double> d;
   const hn::RebindToSigned<decltype(d)> di;
-  const std::size_t N = hn::Lanes(d);
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d), k = c.k;
+  const TensorCoreModel& model = *c.model;
   const int F = model.fraction_bits, R = model.result_bits;
   const std::size_t block = static_cast<std::size_t>(model.block);
   const auto zero = hn::Zero(d);
@@ -64,79 +70,145 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
   auto exponent_of = [&](auto v) HWY_ATTR {  // floor(log2 |v|) of a nonzero normal double
     return hn::Sub(hn::And(hn::ShiftRight<52>(hn::BitCast(di, v)), exp_mask), bias);
   };
+  // Exponents are whole numbers of magnitude below 2^51, kept in double
+  // lanes in the loops over products (add and max are one instruction each
+  // there, unlike 64-bit integer max before AVX-512): x + 1.5 * 2^52 has x in
+  // the low bits of its significand, so the bits of the sum less those of
+  // 1.5 * 2^52 are x as an integer, and back.
+  const auto magic = hn::Set(d, 0x1.8p52);
+  const auto magic_bits = hn::BitCast(di, magic);
+  auto to_int = [&](auto x) HWY_ATTR { return hn::Sub(hn::BitCast(di, hn::Add(x, magic)), magic_bits); };
+  auto to_double = [&](auto x) HWY_ATTR { return hn::Sub(hn::BitCast(d, hn::Add(x, magic_bits)), magic); };
+
+  const double* HWY_RESTRICT bv[kV];
+  const double* HWY_RESTRICT ebv[kV];
+  V vc[kV], promoted[kV];
+  for (std::size_t v = 0; v < kV; ++v) {
+    bv[v] = c.b + (j / N + v) * k * N;
+    ebv[v] = c.eb + (j / N + v) * k * N;
+    vc[v] = zero;
+    promoted[v] = zero;
+  }
+  std::size_t in_chain = 0;
+  for (std::size_t start = 0; start < k; start += block) {
+    const std::size_t end = std::min(k, start + block);
+    V E[kV], special[kV], down[kV], up[kV], units[kV];
+    hn::Mask<decltype(d)> any_special[kV];
+    for (std::size_t v = 0; v < kV; ++v) {
+      // Step 1. A zero C counts zero_exponent; a nonzero C at least -126,
+      // which is above it, so that zero products (whose operand exponents
+      // are kNoExponent, far below) never decide E.
+      const auto c_zero = hn::Eq(vc[v], zero);
+      E[v] = to_double(hn::IfThenElse(hn::RebindMask(di, c_zero), zero_exp, hn::Max(exponent_of(vc[v]), fp32_emin)));
+      any_special[v] = hn::Not(hn::IsFinite(vc[v]));
+      special[v] = hn::IfThenElseZero(any_special[v], vc[v]);
+      if (maybe_special || !hn::AllFalse(d, any_special[v])) {
+        // Specials: IEEE's sum of the non-finite terms.
+        for (std::size_t t = start; t < end; ++t) {
+          const auto prod = hn::Mul(hn::Set(d, ar[t]), hn::Load(d, bv[v] + t * N));
+          const auto fin = hn::IsFinite(prod);
+          special[v] = hn::IfThenElse(fin, special[v],
+                                      hn::IfThenElse(any_special[v], hn::Add(special[v], prod), prod));
+          any_special[v] = hn::Or(any_special[v], hn::Not(fin));
+        }
+      }
+    }
+    for (std::size_t t = start; t < end; ++t) {
+      const auto et = hn::Set(d, er[t]);
+      for (std::size_t v = 0; v < kV; ++v) E[v] = hn::Max(E[v], hn::Add(et, hn::Load(d, ebv[v] + t * N)));
+    }
+    // Steps 2-3: every term on the grid 2^(E - F), truncated, summed (an
+    // integer below 2^53: exact).
+    for (std::size_t v = 0; v < kV; ++v) {
+      const auto Ei = to_int(E[v]);
+      down[v] = pow2(hn::Sub(hn::Set(di, F), Ei));  // 2^(F - E)
+      up[v] = pow2(hn::Sub(Ei, hn::Set(di, F)));    // 2^(E - F)
+      units[v] = hn::Trunc(hn::Mul(vc[v], down[v]));
+    }
+    for (std::size_t t = start; t < end; ++t) {
+      const auto at = hn::Set(d, ar[t]);
+      for (std::size_t v = 0; v < kV; ++v)
+        units[v] = hn::Add(units[v], hn::Trunc(hn::Mul(hn::Mul(at, hn::Load(d, bv[v] + t * N)), down[v])));
+    }
+    for (std::size_t v = 0; v < kV; ++v) {
+      // Step 4: units * 2^(E - F) exactly, truncated to R bits.
+      const auto sum = hn::Mul(units[v], up[v]);
+      const auto lead = hn::Max(exponent_of(sum), fp32_emin);
+      const auto r_down = pow2(hn::Sub(hn::Set(di, R - 1), lead));  // 2^(R - 1 - lead)
+      const auto r_up = pow2(hn::Sub(lead, hn::Set(di, R - 1)));
+      auto r = hn::Mul(hn::Trunc(hn::Mul(sum, r_down)), r_up);
+      r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_at), hn::Or(inf, hn::And(r, sign_mask)), r);
+      r = hn::IfThenElse(hn::Eq(r, zero), zero, r);  // a zero result is +0 (as the model's integer sum)
+      vc[v] = hn::IfThenElse(any_special[v], hn::IfThenElse(hn::IsNaN(special[v]), nan, special[v]), r);
+    }
+    in_chain += end - start;
+    if (model.promote_every > 0 && in_chain == static_cast<std::size_t>(model.promote_every)) {
+      // Scalar: Highway's DemoteTo clamps infinities on some targets (SCALAR).
+      HWY_ALIGN double lc[hn::MaxLanes(d)], lp[hn::MaxLanes(d)];
+      for (std::size_t v = 0; v < kV; ++v) {
+        hn::Store(vc[v], d, lc);
+        hn::Store(promoted[v], d, lp);
+        for (std::size_t l = 0; l < N; ++l) lp[l] = static_cast<double>(static_cast<float>(lp[l]) + static_cast<float>(lc[l]));
+        promoted[v] = hn::Load(d, lp);
+        vc[v] = zero;
+      }
+      in_chain = 0;
+    }
+  }
+  for (std::size_t v = 0; v < kV; ++v) {
+    HWY_ALIGN double lc[hn::MaxLanes(d)], lp[hn::MaxLanes(d)];
+    hn::Store(vc[v], d, lc);
+    hn::Store(promoted[v], d, lp);
+    for (std::size_t l = 0; l < N; ++l) {
+      double x = lc[l];
+      if (model.promote_every > 0 && in_chain == 0) x = lp[l];
+      else if (model.promote_every > 0) x = static_cast<double>(static_cast<float>(lp[l]) + static_cast<float>(lc[l]));
+      result[v * N + l] = x;
+    }
+  }
+}
+
+// Rows [0, m) of out (m x n): a (m x k, as doubles) with alignment exponents
+// ea (kNoExponent for a zero); b and eb packed a vector of columns at a
+// time (ChainArgs; columns past n zero), so that a vector's products are
+// read in order; panels of `panel` columns (a whole number of vectors) stay
+// in the cache while every row of A goes over them, and a vector's running
+// C and promoted sum stay in registers over the whole k.
+// row_special[i]: row i of A has an infinity or NaN; col_flags[j]: column j
+// of B has one.
+HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::size_t n, std::size_t k,
+                             const double* HWY_RESTRICT a, const double* HWY_RESTRICT ea,
+                             const double* HWY_RESTRICT b, const double* HWY_RESTRICT eb,
+                             std::size_t ldb, std::size_t panel, double* HWY_RESTRICT out,
+                             const unsigned char* row_special, const unsigned char* col_flags) {
+#if HWY_HAVE_FLOAT64
+  const hn::ScalableTag<double> d;
+  const std::size_t N = hn::Lanes(d);
+  constexpr std::size_t kV = 4;  // chains in flight
   std::vector<unsigned char> col_special(ldb / N, 0);
   for (std::size_t j = 0; j < ldb; ++j) col_special[j / N] |= col_flags[j];
-  for (std::size_t i = 0; i < m; ++i) {
-    const float* ar = a + i * k;
-    const std::int64_t* er = ea + i * k;
-    for (std::size_t j = 0; j < ldb; j += N) {
-      hn::StoreU(zero, d, c + j);
-      hn::StoreU(zero, d, promoted + j);
-    }
-    std::size_t in_chain = 0;
-    for (std::size_t start = 0; start < k; start += block) {
-      const std::size_t end = std::min(k, start + block);
-      for (std::size_t j = 0; j < ldb; j += N) {
-        const auto vc = hn::LoadU(d, c + j);
-        // Step 1. A zero C counts zero_exponent; a nonzero C at least -126,
-        // which is above it, so that zero products (whose operand exponents are
-        // kNoExponent, far below) never decide E.
-        const auto c_zero = hn::Eq(vc, zero);
-        auto E = hn::IfThenElse(hn::RebindMask(di, c_zero), zero_exp, hn::Max(exponent_of(vc), fp32_emin));
-        auto any_special = hn::Not(hn::IsFinite(vc));
-        auto special = hn::IfThenElseZero(any_special, vc);
-        if (row_special[i] || col_special[j / N] || !hn::AllFalse(d, any_special)) {
-          // Specials: IEEE's sum of the non-finite terms.
-          for (std::size_t t = start; t < end; ++t) {
-            const auto prod = hn::Mul(hn::Set(d, static_cast<double>(ar[t])), hn::LoadU(d, b + t * ldb + j));
-            const auto fin = hn::IsFinite(prod);
-            special = hn::IfThenElse(fin, special, hn::IfThenElse(any_special, hn::Add(special, prod), prod));
-            any_special = hn::Or(any_special, hn::Not(fin));
-          }
-        }
-        for (std::size_t t = start; t < end; ++t)
-          E = hn::Max(E, hn::Add(hn::Set(di, er[t]), hn::LoadU(di, eb + t * ldb + j)));
-        // Steps 2-3: the grid 2^(E - F).
-        const auto down = pow2(hn::Sub(hn::Set(di, F), E));  // 2^(F - E)
-        const auto up = pow2(hn::Sub(E, hn::Set(di, F)));    // 2^(E - F)
-        auto units = hn::Trunc(hn::Mul(vc, down));
-        for (std::size_t t = start; t < end; ++t) {
-          const auto prod = hn::Mul(hn::Set(d, static_cast<double>(ar[t])), hn::LoadU(d, b + t * ldb + j));
-          units = hn::Add(units, hn::Trunc(hn::Mul(prod, down)));
-        }
-        // Step 4: v = units * 2^(E - F) exactly, truncated to R bits.
-        const auto v = hn::Mul(units, up);
-        const auto lead = hn::Max(exponent_of(v), fp32_emin);
-        const auto r_down = pow2(hn::Sub(hn::Set(di, R - 1), lead));  // 2^(R - 1 - lead)
-        const auto r_up = pow2(hn::Sub(lead, hn::Set(di, R - 1)));
-        auto r = hn::Mul(hn::Trunc(hn::Mul(v, r_down)), r_up);
-        r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_at), hn::Or(inf, hn::And(r, sign_mask)), r);
-        r = hn::IfThenElse(hn::Eq(r, zero), zero, r);  // a zero result is +0 (as the model's integer sum)
-        const auto result =
-            hn::IfThenElse(any_special, hn::IfThenElse(hn::IsNaN(special), nan, special), r);
-        hn::StoreU(result, d, c + j);
+  const ChainArgs args{&model, k, b, eb};
+  std::vector<double> result(kV * N);
+  for (std::size_t first = 0; first < ldb; first += panel) {
+    const std::size_t last = std::min(ldb, first + panel);
+    for (std::size_t i = 0; i < m; ++i) {
+      const double* ar = a + i * k;
+      const double* er = ea + i * k;
+      std::size_t j = first;
+      for (; j < last; j += N) {
+        const std::size_t vectors = j + kV * N <= last ? kV : 1;
+        bool special = row_special[i] != 0;
+        for (std::size_t v = 0; v < vectors; ++v) special = special || col_special[j / N + v] != 0;
+        if (vectors == kV) ChainVectors<kV>(args, ar, er, j, special, result.data());
+        else ChainVectors<1>(args, ar, er, j, special, result.data());
+        for (std::size_t l = 0; l < vectors * N && j + l < n; ++l) out[i * n + j + l] = result[l];
+        j += (vectors - 1) * N;
       }
-      in_chain += end - start;
-      if (model.promote_every > 0 && in_chain == static_cast<std::size_t>(model.promote_every)) {
-        // Scalar: Highway's DemoteTo clamps infinities on some targets (SCALAR).
-        for (std::size_t j = 0; j < n; ++j) {
-          promoted[j] = static_cast<double>(static_cast<float>(promoted[j]) + static_cast<float>(c[j]));
-          c[j] = 0.0;
-        }
-        in_chain = 0;
-      }
-    }
-    for (std::size_t j = 0; j < n; ++j) {
-      double result = c[j];
-      if (model.promote_every > 0 && in_chain == 0) result = promoted[j];
-      else if (model.promote_every > 0)
-        result = static_cast<double>(static_cast<float>(promoted[j]) + static_cast<float>(c[j]));
-      out[i * n + j] = result;
     }
   }
 #else
-  (void)model, (void)m, (void)n, (void)k, (void)a, (void)ea, (void)b, (void)eb, (void)ldb, (void)out,
-      (void)c, (void)promoted, (void)row_special, (void)col_flags;
+  (void)model, (void)m, (void)n, (void)k, (void)a, (void)ea, (void)b, (void)eb, (void)ldb, (void)panel, (void)out,
+      (void)row_special, (void)col_flags;
   HWY_ASSERT(false);  // never dispatched: tensor_core_fast() declines without double lanes
 #endif
 }
@@ -156,6 +228,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include <algorithm>
 #include <vector>
+
+#include "hwy/aligned_allocator.h"
 
 #include "row_bands.h"
 
@@ -182,28 +256,35 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   const std::size_t lanes = LPLAB_DISPATCH(TensorCoreLanes)();
   if (lanes == 0) return false;  // no double lanes
   const std::size_t m = p.m, n = p.n, k = p.k;
-  const std::size_t group = std::max<std::size_t>(64, lanes);  // a whole number of vectors (lanes: a power of two)
-  const std::size_t ldb = (n + group - 1) / group * group;
-  // B (in double, with its exponents and special columns) and A's exponents
-  // are prepared once, for every band.
-  std::vector<std::int64_t> ea(m * k), eb(k * ldb, kNoExponent);
-  std::vector<double> bd(k * ldb, 0.0);
+  const std::size_t ldb = (n + lanes - 1) / lanes * lanes;  // whole vectors (lanes: a power of two)
+  // B (in double, with its exponents and special columns) packed a vector of
+  // columns at a time (TensorCoreRows), and A's exponents, prepared once for
+  // every band. (Column-major traversal of row-major B read rows 4 KiB apart
+  // at n = 512: every load missed the cache's sets.)
+  std::vector<double> ad(m * k), ea(m * k);
+  hwy::AlignedFreeUniquePtr<double[]> eb = hwy::AllocateAligned<double>(k * ldb);
+  hwy::AlignedFreeUniquePtr<double[]> bd = hwy::AllocateAligned<double>(k * ldb);
   std::vector<unsigned char> row_special(m, 0), col_special(ldb, 0);
   for (std::size_t i = 0; i < m * k; ++i) {
-    ea[i] = operand_exponent(p.a[i], model.emin_a);
+    ad[i] = p.a[i];
+    ea[i] = static_cast<double>(operand_exponent(p.a[i], model.emin_a));
     if (!std::isfinite(p.a[i])) row_special[i / k] = 1;
   }
   for (std::size_t t = 0; t < k; ++t)
-    for (std::size_t j = 0; j < n; ++j) {
-      bd[t * ldb + j] = p.b[t * n + j];
-      eb[t * ldb + j] = operand_exponent(p.b[t * n + j], model.emin_b);
-      if (!std::isfinite(p.b[t * n + j])) col_special[j] = 1;
+    for (std::size_t j = 0; j < ldb; ++j) {
+      const std::size_t at = ((j / lanes) * k + t) * lanes + j % lanes;
+      const float x = j < n ? p.b[t * n + j] : 0.0f;
+      bd[at] = x;
+      eb[at] = static_cast<double>(operand_exponent(x, model.emin_b));
+      if (!std::isfinite(x)) col_special[j] = 1;
     }
+  // Panels of whole vectors whose B, 16 bytes a value, fills at most half
+  // of a 512 KiB L2 cache.
+  const std::size_t panel =
+      std::max<std::size_t>(lanes, (std::size_t{256} << 10) / (16 * std::max<std::size_t>(k, 1)) / lanes * lanes);
   for_row_bands(m, threads, [&](std::size_t first, std::size_t rows) {
-    std::vector<double> c(ldb), promoted(ldb);
-    LPLAB_DISPATCH(TensorCoreRows)(
-        model, rows, n, k, p.a + first * k, ea.data() + first * k, bd.data(), eb.data(), ldb, out + first * n,
-        c.data(), promoted.data(), row_special.data() + first, col_special.data());
+    LPLAB_DISPATCH(TensorCoreRows)(model, rows, n, k, ad.data() + first * k, ea.data() + first * k, bd.get(), eb.get(),
+                                   ldb, panel, out + first * n, row_special.data() + first, col_special.data());
   });
   return true;
 }

@@ -667,7 +667,7 @@ TEST(TensorCore, model_matches_the_bit_field_reference) {
 // and without promotion, a ragged last block, subnormal and zero operands,
 // mixed signs (truncation of negative sums), and infinities and NaN.
 TEST(TensorCore, simd_model_matches_the_scalar_model) {
-  const std::size_t m = 4, n = 21, k = 200;
+  std::size_t m = 4, n = 21, k = 200;
   auto check = [&](const std::vector<float>& a, const std::vector<float>& b, OperandRange ra,
                    OperandRange rb, const MatmulOptions& o) {
     const MatmulProblem p{m, n, k, a.data(), b.data(), ra, rb};
@@ -710,6 +710,17 @@ TEST(TensorCore, simd_model_matches_the_scalar_model) {
       for (int promote : {0, 32})
         check(a, b, operand_range<bfloat16>(), operand_range<float16>(),
               {.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, f, 0, promote}});
+  }
+  {
+    // A long k splits B into panels of one vector of columns each, and 37
+    // columns leave a ragged last vector and groups of vectors of every size.
+    m = 3, n = 37, k = 4100;
+    const auto a = as_floats(random_finite<float8_e4m3fn>(m * k, 35));
+    auto b = as_floats(random_finite<float8_e4m3fn>(k * n, 36));
+    b[4000 * n + 36] = std::numeric_limits<float>::infinity();
+    for (int promote : {0, 128})
+      check(a, b, operand_range<float8_e4m3fn>(), operand_range<float8_e4m3fn>(),
+            {.accumulator = AccumulatorModel{Accumulator::tensor_core, 0, 13, 0, promote}});
   }
 }
 
