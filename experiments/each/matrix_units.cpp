@@ -366,8 +366,9 @@ std::vector<Table> run(const Context& ctx) {
       "transposed, K-major, as block-scaled GEMMs take it). The reference is the exact product of the "
       "unquantized fp32 samples; 'quantized, exact sum' is the exact product of the dequantized operands (the "
       "quantization's error alone), 'quantized, instruction' Blackwell's tcgen05 block-scaled instruction on "
-      "the elements and scales, chained over k, the block scales applied inside the dot product and the NVFP4 "
-      "tensor scales dividing its output (MMA-Sim 2.1.1's model).",
+      "the elements and scales, chained over k, the block scales applied inside the dot product (MMA-Sim "
+      "2.1.1's model) and the NVFP4 tensor scales to its output: 1 / (s_enc_a s_enc_b), or for nvfp4_te "
+      "Transformer Engine's GEMM alpha, amax_a amax_b / 2688^2.",
       "Where the two rows agree the unit adds nothing to the quantization's error: its fixed-point sum keeps "
       "enough bits for MX and NVFP4 products.",
   };

@@ -185,10 +185,13 @@ void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o
 }
 
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
-                        const void* scales, float tensor_scale, const char* name) {
+                        const void* scales, float tensor_scale, const char* name, bool tensor_amax) {
   const std::string op = std::string("block-scaled ") + name;
-  if (!std::isfinite(tensor_scale) || tensor_scale == 0)
-    fail(op + " has tensor_scale " + std::to_string(tensor_scale) + "; it must be finite and nonzero");
+  // A tensor's amax (Transformer Engine's NVFP4) is at least 0, NaN where the
+  // tensor held one (its scales are NaN then); s_enc is finite and nonzero.
+  if (tensor_amax ? tensor_scale < 0 : !std::isfinite(tensor_scale) || tensor_scale == 0)
+    fail(op + " has tensor_scale " + std::to_string(tensor_scale) + "; " +
+         (tensor_amax ? "a tensor's amax is not negative" : "it must be finite and nonzero"));
   if (block_size < 1) fail(op + " has block_size " + std::to_string(block_size));
   if (k % static_cast<std::size_t>(block_size) != 0)
     fail(op + ": k = " + std::to_string(k) + " is not a multiple of the block size " + std::to_string(block_size));

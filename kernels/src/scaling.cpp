@@ -74,7 +74,7 @@ template <class Elem, class Scale>
 void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, float s_enc,
                 Scale& scale, float& factor) noexcept {
   using T = Pow2Table<Elem, Scale>;
-  if (s.rule == ScaleRule::amax_ratio || is_nonfinite(amax_bits)) {
+  if (s.rule == ScaleRule::amax_ratio || s.rule == ScaleRule::amax_ratio_te || is_nonfinite(amax_bits)) {
     scale_rules::block_scale<Elem, Scale>(s.rule, amax_bits, s_enc, scale, factor);
     return;
   }
@@ -87,8 +87,10 @@ void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, flo
 template <class Elem, class Scale>
 void check_scheme(const char* fn, const BlockScaling<Elem, Scale>& s) {
   if (s.block_size < 1) fail(std::string(fn) + ": block_size must be at least 1");
-  if (s.tensor_scale && s.rule != ScaleRule::amax_ratio)
-    fail(std::string(fn) + ": a tensor scale needs ScaleRule::amax_ratio");
+  if (s.tensor_scale && s.rule != ScaleRule::amax_ratio && s.rule != ScaleRule::amax_ratio_te)
+    fail(std::string(fn) + ": a tensor scale needs ScaleRule::amax_ratio or amax_ratio_te");
+  if (s.rule == ScaleRule::amax_ratio_te && !s.tensor_scale)
+    fail(std::string(fn) + ": ScaleRule::amax_ratio_te (Transformer Engine's NVFP4) needs the tensor scale");
 }
 
 // The common body of quantize and quantize_packed: computes the scales and
@@ -107,8 +109,14 @@ void quantize_blocks(const char* fn, const BlockScaling<Elem, Scale>& s, std::sp
   if (s.tensor_scale && tensor_scale == nullptr)
     fail(std::string(fn) + ": this scheme needs a tensor_scale output");
 
-  const float s_enc = s.tensor_scale ? scale_rules::encode_scale<Elem, Scale>(abs_max_bits(x.data(), n)) : 1.0f;
-  if (tensor_scale != nullptr) *tensor_scale = s_enc;
+  // Transformer Engine's order keeps the tensor's amax (TE stores it, and
+  // derives s_enc and the dequantization from it).
+  const bool te = s.rule == ScaleRule::amax_ratio_te;
+  const std::uint32_t amax_t = s.tensor_scale ? abs_max_bits(x.data(), n) : 0;
+  const float s_enc = !s.tensor_scale ? 1.0f
+                      : te            ? scale_rules::encode_scale_te<Elem, Scale>(amax_t)
+                                      : scale_rules::encode_scale<Elem, Scale>(amax_t);
+  if (tensor_scale != nullptr) *tensor_scale = te ? scale_rules::float_of(amax_t) : s_enc;
 
   // Blocks per group: about kChunk values, rounded up so that a group holds a
   // multiple of 4 values (bs * group % 4 == 0).
@@ -128,7 +136,12 @@ void quantize_blocks(const char* fn, const BlockScaling<Elem, Scale>& s, std::sp
       any_zero |= is_nonfinite(amax[k]);
     }
     detail::scale_blocks(x.data() + first, len, bs, factors.data(), buf.data());
-    if (any_zero) {
+    if (te) {
+      // TE's E2M1 table: a NaN (a poisoned tensor's every element) and -0
+      // give the +0 code; an infinity saturates with the other elements.
+      for (std::size_t i = 0; i < len; ++i)
+        if (buf[i] == 0.0f || buf[i] != buf[i]) buf[i] = 0.0f;
+    } else if (any_zero) {
       // A block with a NaN or an infinity: +0 elements (scaling.h).
       for (std::size_t k = 0; k < nb; ++k) {
         if (!is_nonfinite(amax[k])) continue;
@@ -152,6 +165,13 @@ void scale_blocks(const BlockScaling<Elem, Scale>& s, std::span<const Scale> sca
     const float sf = static_cast<float>(scales[b]);
     if (std::isnan(sf)) {
       std::fill_n(block, len, std::numeric_limits<float>::quiet_NaN());
+    } else if (s.rule == ScaleRule::amax_ratio_te) {
+      // TE's dequantization: (scale * amax) * (1 / (max_elem * max_scale)).
+      // (TE's constant is 1.0 / (6.0 * 448.0) in double, rounded to float.)
+      constexpr auto inverse =
+          static_cast<float>(1.0 / static_cast<double>(scale_rules::Constants<Elem, Scale>::encode_numerator));
+      const float final_scale = sf * tensor_scale * inverse;
+      for (std::size_t i = 0; i < len; ++i) block[i] = block[i] * final_scale;
     } else if (s.tensor_scale) {
       for (std::size_t i = 0; i < len; ++i) block[i] = block[i] * sf / tensor_scale;
     } else {

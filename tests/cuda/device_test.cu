@@ -229,19 +229,21 @@ using ElemScalePairs = std::tuple<
     std::pair<float6_e2m3fn, float8_e8m0fnu>, std::pair<float6_e3m2fn, float8_e8m0fnu>,
     std::pair<float4_e2m1fn, float8_e8m0fnu>, std::pair<float4_e2m1fn, float8_e4m3fn>,
     std::pair<float6_e2m3fn, float8_e4m3fn>, std::pair<float8_e4m3fn, float8_e4m3fn>>;
-constexpr int kScaleOutputs = 3 * 2 + 5;  // (code, factor) per rule, then a scale per margin below
+constexpr int kScaleOutputs = 4 * 2 + 5;  // (code, factor) per rule, then a scale per margin below
 
 template <std::size_t I>
 __host__ __device__ void scale_outputs(std::uint32_t amax_bits, std::uint32_t* out) {
   using Elem = typename std::tuple_element_t<I, ElemScalePairs>::first_type;
   using Scale = typename std::tuple_element_t<I, ElemScalePairs>::second_type;
   const float s_enc = kernels::scale_rules::encode_scale<Elem, Scale>(amax_bits ^ 0x0100'0000u);
+  const float s_enc_te = kernels::scale_rules::encode_scale_te<Elem, Scale>(amax_bits ^ 0x0100'0000u);
   int o = 0;
-  for (kernels::ScaleRule rule : {kernels::ScaleRule::floor, kernels::ScaleRule::ceil, kernels::ScaleRule::amax_ratio}) {
+  for (kernels::ScaleRule rule : {kernels::ScaleRule::floor, kernels::ScaleRule::ceil, kernels::ScaleRule::amax_ratio,
+                                  kernels::ScaleRule::amax_ratio_te}) {
     Scale scale{};
     float factor = 0;
-    kernels::scale_rules::block_scale<Elem, Scale>(rule, amax_bits, rule == kernels::ScaleRule::amax_ratio ? s_enc : 1.0f,
-                                                   scale, factor);
+    const float enc = rule == kernels::ScaleRule::amax_ratio ? s_enc : rule == kernels::ScaleRule::amax_ratio_te ? s_enc_te : 1.0f;
+    kernels::scale_rules::block_scale<Elem, Scale>(rule, amax_bits, enc, scale, factor);
     out[o++] = scale.bits();
     out[o++] = detail::bit_cast<std::uint32_t>(factor);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/kernels/scaling.h"
 
 namespace lx = lplab::experiments;
 
@@ -92,7 +93,11 @@ TEST(Footprint, BitsPerElementOfFormatsAndSchemes) {
   EXPECT_EQ(value(t, "dtype", "mxfp4", "storage_bits"), 4.25);
   EXPECT_EQ(value(t, "dtype", "nvfp4", "storage_bits"), 4.5);
   EXPECT_EQ(value(t, "dtype", "nvfp4", "block_size"), 16);
-  EXPECT_EQ(t.rows.size(), kDtypes.size() + 6);
+  // One row per format and one per block scheme (kernels/scaling.h's list).
+#define LPLAB_ONE(s) +1
+  EXPECT_EQ(t.rows.size(), kDtypes.size() LPLAB_BLOCK_SCHEMES(LPLAB_ONE));
+#undef LPLAB_ONE
+  EXPECT_EQ(value(t, "dtype", "nvfp4_te", "storage_bits"), 4.5);
   // Each scheme's scale format is read from its type (kernels/scaling.h).
   std::map<std::string, std::string> scale;
   for (const lx::Row& r : t.rows)

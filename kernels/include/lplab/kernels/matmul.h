@@ -194,12 +194,29 @@ struct BlockScaledOperand {
   BlockScaling<Elem, Scale> scheme;
   const Elem* elems = nullptr;    // rows x k, row-major (quantize() of each row, or of the whole)
   const Scale* scales = nullptr;  // rows x (k / block_size)
-  float tensor_scale = 1.0f;      // the s_enc of a scheme with a tensor scale
+  float tensor_scale = 1.0f;      // what quantize wrote: s_enc, or the amax of ScaleRule::amax_ratio_te
 };
 
 namespace detail {
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
-                        const void* scales, float tensor_scale, const char* name);
+                        const void* scales, float tensor_scale, const char* name, bool tensor_amax);
+
+// What an instruction's product of block-scaled operands is multiplied by
+// for their tensor scales: 1 / (s_enc_a s_enc_b); for two operands in
+// Transformer Engine's order, TE's GEMM alpha (amax_a * amax_b) / M^2 in
+// float32 (M = max_elem * max_scale, 2688 for NVFP4); for one, amax / M in
+// place of its 1 / s_enc.
+template <class EA, class SA, class EB, class SB>
+double tensor_scale_factor(const BlockScaledOperand<EA, SA>& a, const BlockScaledOperand<EB, SB>& b) {
+  const bool te_a = a.scheme.rule == ScaleRule::amax_ratio_te, te_b = b.scheme.rule == ScaleRule::amax_ratio_te;
+  const auto m_a = static_cast<double>(scale_rules::Constants<EA, SA>::encode_numerator);
+  const auto m_b = static_cast<double>(scale_rules::Constants<EB, SB>::encode_numerator);
+  if (te_a && te_b)
+    return static_cast<double>(a.tensor_scale * b.tensor_scale / static_cast<float>(m_a * m_b));
+  const double fa = te_a ? static_cast<double>(a.tensor_scale) / m_a : 1.0 / static_cast<double>(a.tensor_scale);
+  const double fb = te_b ? static_cast<double>(b.tensor_scale) / m_b : 1.0 / static_cast<double>(b.tensor_scale);
+  return fa * fb;
+}
 
 // The operand's values (dequantize(), scaling.h), rows x k.
 template <class Elem, class Scale>
@@ -232,16 +249,18 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
             const BlockScaledOperand<EB, SB>& b_transposed, TC* c, const MatmulOptions& options = {}) {
   static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
                 "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
-  detail::check_block_scaled(m, k, a.scheme.block_size, a.elems, a.scales, a.tensor_scale, "A");
+  detail::check_block_scaled(m, k, a.scheme.block_size, a.elems, a.scales, a.tensor_scale, "A",
+                             a.scheme.rule == ScaleRule::amax_ratio_te);
   detail::check_block_scaled(n, k, b_transposed.scheme.block_size, b_transposed.elems, b_transposed.scales,
-                             b_transposed.tensor_scale, "B");
+                             b_transposed.tensor_scale, "B", b_transposed.scheme.rule == ScaleRule::amax_ratio_te);
   const float dummy = 0;
   detail::check_matmul(m, n, k, &dummy, &dummy, c, options, detail::scaled_range<EA>(),
                        detail::scaled_range<EB>(), output_precision<TC>());
   if (m == 0 || n == 0) return;
   if (options.accumulator.kind == Accumulator::instruction) {
     // The instruction applies the block scales itself: elements and scales
-    // go to it apart; the tensor scales (s_enc) divide its output.
+    // go to it apart; the tensor scales apply to its output
+    // (tensor_scale_factor).
     const std::vector<float> ea = decode_operand(a.elems, m * k);
     const std::vector<float> ebt = decode_operand(b_transposed.elems, n * k);
     const std::vector<float> sa = decode_operand(a.scales, m * k / static_cast<std::size_t>(a.scheme.block_size));
@@ -255,8 +274,8 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
         {m, n, k, ea.data(), eb.data(), operand_range<EA>(), operand_range<EB>()}, sa.data(), sbt.data(),
         a.scheme.block_size, b_transposed.scheme.block_size, std::is_same_v<SA, float8_e8m0fnu>,
         std::is_same_v<SB, float8_e8m0fnu>, options, sum.data());
-    const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b) /
-                         (static_cast<double>(a.tensor_scale) * static_cast<double>(b_transposed.tensor_scale));
+    const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b) *
+                         detail::tensor_scale_factor(a, b_transposed);
     detail::round_sums(sum.data(), c, m * n, scale, options);
     return;
   }

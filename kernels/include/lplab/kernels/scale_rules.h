@@ -17,6 +17,10 @@ enum class ScaleRule : std::uint8_t {
   floor,       // 2^(floor(log2 amax) - emax_elem), OCP MX v1.0 section 6.3
   ceil,        // 2^ceil(log2(amax / max_elem)): the block maximum never saturates
   amax_ratio,  // amax / max_elem rounded into the scale format (NVFP4)
+  // NVFP4 in Transformer Engine's reference order (its NVFP4QuantizerRef):
+  // the same quantities evaluated as TE does, TE's non-finite handling, and
+  // the tensor's amax kept in place of s_enc (scaling.h states it in full).
+  amax_ratio_te,
 };
 
 namespace scale_rules {
@@ -111,13 +115,46 @@ LPLAB_HD constexpr float encode_scale(std::uint32_t amax_bits) noexcept {
   return min_of(Constants<Elem, Scale>::encode_numerator / float_of(amax_bits), kFloatMax);
 }
 
+// Transformer Engine's global encode scale (amax_ratio_te), in float32:
+//   s = min(max_elem * max_scale / amax_t, FLT_MAX), then 1 where s = 0
+// (amax_t infinite); FLT_MAX for amax_t = 0 (the quotient is infinite) and
+// NaN for a NaN amax_t, which poisons the whole tensor as in TE's reference.
+template <class Elem, class Scale>
+LPLAB_HD constexpr float encode_scale_te(std::uint32_t amax_bits) noexcept {
+  const float s = min_of(Constants<Elem, Scale>::encode_numerator / float_of(amax_bits), kFloatMax);
+  return s == 0.0f ? 1.0f : s;  // (NaN stays NaN: min_of keeps its first operand)
+}
+
+// One block's scale and factor in Transformer Engine's reference order
+// (amax_ratio_te), every operation a float32 one rounded to nearest-even:
+//   t      = min(amax * (s_enc * (1 / max_elem)), FLT_MAX)
+//   scale  = convert<Scale>(t, nearest_even, saturate)    (an infinite amax: max_scale)
+//   factor = min(1 / (float(scale) * (1 / s_enc)), FLT_MAX)   (scale 0: FLT_MAX)
+// A NaN s_enc (the tensor holds a NaN) gives the scale format's NaN and a
+// NaN factor; quantize then writes +0 elements.
+template <class Elem, class Scale>
+LPLAB_HD constexpr void block_scale_te(std::uint32_t amax_bits, float s_enc, Scale& scale, float& factor) noexcept {
+  using C = Constants<Elem, Scale>;
+  const float one = 1.0f;
+  const float multiplier = s_enc * (one / C::max_elem);
+  const float t = min_of(float_of(amax_bits) * multiplier, kFloatMax);
+  scale = lplab::convert<Scale>(t, Round::nearest_even, Overflow::saturate);
+  const float decode = one / s_enc;
+  factor = min_of(one / (static_cast<float>(scale) * decode), kFloatMax);
+}
+
 // One block's scale, and the factor its elements are multiplied by before
 // rounding: 0 for a block with a NaN or an infinity inside, whose elements
-// become +0 and whose scale is the scale format's NaN.
+// become +0 and whose scale is the scale format's NaN (amax_ratio_te:
+// block_scale_te's rules instead).
 template <class Elem, class Scale>
 LPLAB_HD constexpr void block_scale(ScaleRule rule, std::uint32_t amax_bits, float s_enc, Scale& scale,
                                     float& factor) noexcept {
   using C = Constants<Elem, Scale>;
+  if (rule == ScaleRule::amax_ratio_te) {
+    block_scale_te<Elem, Scale>(amax_bits, s_enc, scale, factor);
+    return;
+  }
   if (is_nonfinite(amax_bits)) {
     scale = Scale::from_bits(finfo<Scale>::nan_code);
     factor = 0.0f;

@@ -47,9 +47,31 @@
 //     k      = min(s_enc / float(scale), FLT_MAX), or 0 where float(scale) = 0
 //     elem_i = convert<Elem>(x_i * k, nearest_even, saturate)
 //   (k is clamped, as in Transformer Engine, so that a zero element never
-//   meets an infinite k.) Transformer Engine's kernels evaluate the same
-//   quantities as amax * (s_enc * (1/6)) and 1 / (float(scale) * (1 / s_enc));
-//   those orders can differ from this one in the last bit of v or k.
+//   meets an infinite k.) Transformer Engine evaluates the same quantities in
+//   another order, which can differ from this one in the last bit of v or k
+//   and so in a scale or an element: amax_ratio_te below is TE's.
+//
+// amax_ratio_te (nvfp4_te): NVFP4 exactly as Transformer Engine's published
+//   reference computes it (transformer_engine/pytorch/custom_recipes/
+//   quantization_nvfp4.py, NVFP4QuantizerRef, 1x16 blocks, round to
+//   nearest; TE's tests hold its CUDA kernels to it bit for bit), each
+//   operation in float32 rounded to nearest-even, with M = max_elem *
+//   max_scale (2688):
+//     s_enc  = min(M / amax_t, FLT_MAX), 1 where that is 0 (amax_t = inf);
+//              FLT_MAX for amax_t = 0; NaN when the tensor holds a NaN
+//     t      = min(amax * (s_enc * (1 / max_elem)), FLT_MAX)
+//     scale  = convert<Scale>(t, nearest_even, saturate)
+//     k      = min(1 / (float(scale) * (1 / s_enc)), FLT_MAX)
+//     elem_i = convert<Elem>(x_i * k, nearest_even, saturate), -0 and NaN as +0
+//   A NaN anywhere poisons the tensor (TE's amax is NaN): every scale is NaN
+//   and every element +0. An infinity is an ordinary amax: s_enc = 1, its
+//   block's scale max_scale, the infinity itself max_elem. The value
+//   quantize writes to *tensor_scale is the tensor's amax, as TE stores it,
+//   and dequantization is TE's (its dequantize kernel, which its C++ test
+//   matches):
+//     y_i = float(elem_i) * ((float(scale) * amax_t) * float(1.0 / M))
+//   A block-scaled matmul multiplies such operands' product by
+//   (amax_a * amax_b) / M^2, TE's GEMM alpha.
 //
 // Tensor scale (tensor_scale = true, NVFP4), with amax_t = max |x_i| over the
 // whole tensor, following Transformer Engine's global encode scale:
@@ -144,7 +166,8 @@ struct BlockScaling {
 
   int block_size = 32;
   ScaleRule rule = ScaleRule::floor;
-  // A second-level fp32 scale for the whole tensor (requires amax_ratio).
+  // A second-level fp32 scale for the whole tensor (requires amax_ratio or
+  // amax_ratio_te; amax_ratio_te requires it).
   bool tensor_scale = false;
 };
 
@@ -158,11 +181,14 @@ inline constexpr BlockScaling<float4_e2m1fn, float8_e8m0fnu> mxfp4{};
 // fp32 scale per tensor.
 inline constexpr BlockScaling<float4_e2m1fn, float8_e4m3fn> nvfp4{
     .block_size = 16, .rule = ScaleRule::amax_ratio, .tensor_scale = true};
+// NVFP4 in Transformer Engine's reference order (amax_ratio_te above).
+inline constexpr BlockScaling<float4_e2m1fn, float8_e4m3fn> nvfp4_te{
+    .block_size = 16, .rule = ScaleRule::amax_ratio_te, .tensor_scale = true};
 
 // Every block scheme above, by the name that tables, specs and the CLI give
 // it: a new scheme is its value above and its entry here, which the
 // experiments' scheme list (scaled.h) and footprint tables enumerate.
-#define LPLAB_BLOCK_SCHEMES(X) X(mxfp8_e4m3) X(mxfp8_e5m2) X(mxfp6_e2m3) X(mxfp6_e3m2) X(mxfp4) X(nvfp4)
+#define LPLAB_BLOCK_SCHEMES(X) X(mxfp8_e4m3) X(mxfp8_e5m2) X(mxfp6_e2m3) X(mxfp6_e3m2) X(mxfp4) X(nvfp4) X(nvfp4_te)
 
 // Scales for n elements: ceil(n / block_size).
 template <class Elem, class Scale>
@@ -188,14 +214,16 @@ constexpr std::uint64_t storage_bits(const BlockScaling<Elem, Scale>& s, std::si
 
 // Quantizes x: elems.size() == x.size(), scales.size() == scales_needed(s,
 // x.size()). For a scheme with a tensor scale, s_enc is written to
-// *tensor_scale (required); otherwise 1 is written there if it is given.
+// *tensor_scale (required; amax_ratio_te: the tensor's amax, from which TE
+// derives s_enc); otherwise 1 is written there if it is given.
 template <BlockElement Elem, BlockScale Scale>
 void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
               std::span<std::type_identity_t<Elem>> elems,
               std::span<std::type_identity_t<Scale>> scales, float* tensor_scale = nullptr);
 
-// y = the dequantized tensor, y.size() == elems.size(). tensor_scale is the
-// s_enc that quantize wrote; it is ignored by schemes without one.
+// y = the dequantized tensor, y.size() == elems.size(). tensor_scale is what
+// quantize wrote (s_enc; amax_ratio_te: the tensor's amax); it is ignored by
+// schemes without one.
 template <BlockElement Elem, BlockScale Scale>
 void dequantize(const BlockScaling<Elem, Scale>& s,
                 std::span<const std::type_identity_t<Elem>> elems,
