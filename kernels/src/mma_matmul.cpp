@@ -61,13 +61,25 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
   const auto K = static_cast<std::size_t>(i.k);
   const std::size_t kp = (p.k + K - 1) / K * K;
   // NVIDIA's truncated steps into an fp32 register are the tensor_core
-  // accumulator's model (tensor_core_step.h; a test checks the two agree):
-  // its SIMD kernel runs them, on k padded to whole instructions.
+  // accumulator's model (tensor_core_step.h; a test checks the two agree),
+  // and with fp16 C and D the same steps rounded to nearest fp16: its SIMD
+  // kernel runs them, on k padded to whole instructions.
   const MmaModel& mm = i.model;
-  if (!scaled && mm.algorithm == MmaAlgorithm::truncated && i.c == MmaType::f32 &&
-      (mm.rounding == MmaRounding::truncate_fp32 || mm.rounding == MmaRounding::truncate_e8m13)) {
-    const TensorCoreModel tc{mm.group, mm.fraction_bits, mm.rounding == MmaRounding::truncate_fp32 ? 24 : 14,
-                             mm.zero_exponent, o.accumulator.promote_every, mm.emin_a, mm.emin_b};
+  const bool fp32_out = i.c == MmaType::f32 && (mm.rounding == MmaRounding::truncate_fp32 ||
+                                                mm.rounding == MmaRounding::truncate_e8m13);
+  const bool fp16_out = i.c == MmaType::f16 && i.d == MmaType::f16 && mm.rounding == MmaRounding::nearest_fp16;
+  if (!scaled && mm.algorithm == MmaAlgorithm::truncated && (fp32_out || fp16_out)) {
+    // fp16 C and D: 11 significant bits, binades -14 .. 15, to nearest-even.
+    const TensorCoreModel tc{.block = mm.group,
+                             .fraction_bits = mm.fraction_bits,
+                             .result_bits = fp16_out ? 11 : mm.rounding == MmaRounding::truncate_fp32 ? 24 : 14,
+                             .zero_exponent = mm.zero_exponent,
+                             .promote_every = o.accumulator.promote_every,
+                             .emin_a = mm.emin_a,
+                             .emin_b = mm.emin_b,
+                             .emin_out = mm.emin_d,
+                             .emax_out = fp16_out ? finfo<float16>::maxexp : 128,
+                             .nearest = fp16_out};
     std::vector<float> a(p.m * kp, 0.0f), b(kp * p.n, 0.0f);
     for (std::size_t r = 0; r < p.m; ++r) std::copy(p.a + r * p.k, p.a + (r + 1) * p.k, a.begin() + r * kp);
     std::copy(p.b, p.b + p.k * p.n, b.begin());

@@ -58,12 +58,12 @@ HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_REST
   const std::size_t block = static_cast<std::size_t>(model.block);
   const auto zero = hn::Zero(d);
   const auto zero_exp = hn::Set(di, model.zero_exponent);
-  const auto fp32_emin = hn::Set(di, -126);
+  const auto out_emin = hn::Set(di, model.emin_out);
   const auto exp_mask = hn::Set(di, 0x7ff);
   const auto bias = hn::Set(di, 1023);
   const auto inf = hn::Set(d, HUGE_VAL);
   const auto sign_mask = hn::Set(d, -0.0);
-  const auto overflow_at = hn::Set(d, 0x1p128);
+  const auto overflow_at = hn::BitCast(d, hn::ShiftLeft<52>(hn::Set(di, model.emax_out + 1023)));  // 2^emax_out
   const auto nan = hn::Set(d, std::numeric_limits<double>::quiet_NaN());
   // The exponent field of 2^x is x + 1023.
   auto pow2 = [&](auto e) HWY_ATTR { return hn::BitCast(d, hn::ShiftLeft<52>(hn::Add(e, bias))); };
@@ -99,7 +99,7 @@ HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_REST
       // which is above it, so that zero products (whose operand exponents
       // are kNoExponent, far below) never decide E.
       const auto c_zero = hn::Eq(vc[v], zero);
-      E[v] = to_double(hn::IfThenElse(hn::RebindMask(di, c_zero), zero_exp, hn::Max(exponent_of(vc[v]), fp32_emin)));
+      E[v] = to_double(hn::IfThenElse(hn::RebindMask(di, c_zero), zero_exp, hn::Max(exponent_of(vc[v]), out_emin)));
       any_special[v] = hn::Not(hn::IsFinite(vc[v]));
       special[v] = hn::IfThenElseZero(any_special[v], vc[v]);
       if (maybe_special || !hn::AllFalse(d, any_special[v])) {
@@ -131,12 +131,14 @@ HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_REST
         units[v] = hn::Add(units[v], hn::Trunc(hn::Mul(hn::Mul(at, hn::Load(d, bv[v] + t * N)), down[v])));
     }
     for (std::size_t v = 0; v < kV; ++v) {
-      // Step 4: units * 2^(E - F) exactly, truncated to R bits.
+      // Step 4: units * 2^(E - F) exactly, truncated (or rounded to
+      // nearest-even) to R bits.
       const auto sum = hn::Mul(units[v], up[v]);
-      const auto lead = hn::Max(exponent_of(sum), fp32_emin);
+      const auto lead = hn::Max(exponent_of(sum), out_emin);
       const auto r_down = pow2(hn::Sub(hn::Set(di, R - 1), lead));  // 2^(R - 1 - lead)
       const auto r_up = pow2(hn::Sub(lead, hn::Set(di, R - 1)));
-      auto r = hn::Mul(hn::Trunc(hn::Mul(sum, r_down)), r_up);
+      const auto scaled = hn::Mul(sum, r_down);
+      auto r = hn::Mul(model.nearest ? hn::Round(scaled) : hn::Trunc(scaled), r_up);
       r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_at), hn::Or(inf, hn::And(r, sign_mask)), r);
       r = hn::IfThenElse(hn::Eq(r, zero), zero, r);  // a zero result is +0 (as the model's integer sum)
       vc[v] = hn::IfThenElse(any_special[v], hn::IfThenElse(hn::IsNaN(special[v]), nan, special[v]), r);

@@ -6,6 +6,7 @@
 // fails against the goldens.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -16,6 +17,8 @@
 #include "kernels/mma_goldens.h"
 #include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/mma.h"
+#include "lplab/kernels/matmul.h"
+#include "lplab/kernels/targets.h"
 #include "lplab/kernels/tensor_core_step.h"
 
 namespace {
@@ -220,6 +223,84 @@ TEST(MmaMatmul, chains_the_instruction_over_k) {
   bad.accumulator = instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3").promoted_every(48);
   std::vector<float> c(m * n);
   EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), bad), std::invalid_argument);
+}
+
+// The SIMD kernel that runs NVIDIA's truncated instructions in matmul
+// (fp32 C and D truncated, fp16 C and D rounded to nearest) against the
+// presets' scalar chain, output by output, on every SIMD target: signed
+// operands over many binades with subnormals and zeros, sums that overflow
+// fp16, an infinity and a NaN among the operands, a k that is not a whole
+// number of instructions, 37 columns (a ragged last vector), with and
+// without promotion.
+template <class T>
+void expect_simd_chain_equals_scalar_chain(const char* name, std::uint64_t seed, int lo, int hi) {
+  const MmaInstruction& instr = *find_mma_instruction(name);
+  const std::size_t m = 3, n = 37, k = 300;
+  std::uint64_t s = seed;
+  const auto next = [&] { return (s = s * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  auto value = [&] {
+    if (next() % 9 == 0) return 0.0f;
+    const double u = 1.0 + static_cast<double>(next() % 1024) / 1024.0;
+    const int e = lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1));
+    const double v = (next() % 2 ? -1.0 : 1.0) * std::ldexp(u, e);
+    return static_cast<float>(lplab::convert<T>(v, lplab::Round::nearest_even, lplab::Overflow::saturate));
+  };
+  std::vector<float> a(m * k), b(k * n);
+  for (float& x : a) x = value();
+  for (float& x : b) x = value();
+  // (E4M3 has no infinity: a NaN there.)
+  const bool has_inf = mma_holds(instr.a, INFINITY);
+  a[1 * k + 5] = has_inf ? INFINITY : NAN;
+  b[7 * n + 3] = NAN;
+  b[9 * n + 20] = has_inf ? -INFINITY : NAN;
+  const auto K = static_cast<std::size_t>(instr.k);
+  const std::size_t kp = (k + K - 1) / K * K;
+  for (int promote : {0, 4 * instr.k}) {
+    MatmulOptions o;
+    o.accumulator = instruction_accumulator(name).promoted_every(promote);
+    const lplab::kernels::OperandRange r = operand_range<T>();
+    const MatmulProblem p{m, n, k, a.data(), b.data(), r, r};
+    std::vector<double> want(m * n);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        std::vector<double> ra(kp, 0.0), rb(kp, 0.0);
+        for (std::size_t t = 0; t < k; ++t) ra[t] = a[i * k + t], rb[t] = b[t * n + j];
+        const std::size_t len = promote ? static_cast<std::size_t>(promote) : kp;
+        float acc = 0.0f;
+        double d = 0.0;
+        for (std::size_t first = 0; first < kp; first += len) {
+          const std::size_t here = std::min(len, kp - first);
+          d = mma_chain(instr, std::span(ra).subspan(first, here), std::span(rb).subspan(first, here), 0.0);
+          acc += static_cast<float>(d);
+        }
+        want[i * n + j] = promote ? acc : d;
+      }
+    for (const SimdTarget& t : simd_targets()) {
+      ScopedSimdTarget pin(t.id);
+      std::vector<double> got(m * n);
+      lplab::kernels::detail::matmul_accumulate(p, o, got.data());
+      for (std::size_t i = 0; i < m * n; ++i) {
+        const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : std::bit_cast<std::uint64_t>(got[i]) == std::bit_cast<std::uint64_t>(want[i]);
+        ASSERT_TRUE(same) << name << " on " << t.name << " promote " << promote << " D[" << i / n << "][" << i % n
+                          << "] = " << got[i] << ", the scalar chain " << want[i];
+      }
+    }
+  }
+}
+
+TEST(MmaMatmul, simd_chain_equals_the_scalar_chain_on_every_target) {
+  using lplab::bfloat16;
+  using lplab::float16;
+  using lplab::float8_e4m3fn;
+  // fp16 C and D: sums up to 2^24 overflow fp16 (65504) in some outputs.
+  expect_simd_chain_equals_scalar_chain<float16>("hopper.wgmma.f16.f16.f16", 1, -24, 5);
+  expect_simd_chain_equals_scalar_chain<float16>("volta.mma.m8n8k4.f16.f16.f16.f16", 2, -24, 8);
+  expect_simd_chain_equals_scalar_chain<float16>("ampere.mma.m16n8k16.f16.f16.f16.f16", 3, -20, 6);
+  expect_simd_chain_equals_scalar_chain<float8_e4m3fn>("hopper.wgmma.f16.e4m3.e4m3", 4, -9, 8);
+  // fp32 C and D, truncated.
+  expect_simd_chain_equals_scalar_chain<float8_e4m3fn>("hopper.wgmma.f32.e4m3.e4m3", 5, -9, 8);
+  expect_simd_chain_equals_scalar_chain<bfloat16>("ampere.mma.m16n8k16.f32.bf16.bf16.f32", 6, -130, 60);
+  expect_simd_chain_equals_scalar_chain<float16>("volta.mma.m8n8k4.f32.f16.f16.f32", 7, -24, 15);
 }
 
 TEST(MmaMatmul, refuses_operands_the_instruction_cannot_read) {

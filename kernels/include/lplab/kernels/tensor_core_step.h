@@ -37,6 +37,15 @@ struct TensorCoreModel {
   int zero_exponent;   // a zero term's alignment exponent
   int promote_every;   // products per promotion into fp32 (0: never)
   int emin_a, emin_b;  // the operand formats' smallest normal exponents
+  // The output type of a block (and so the next block's C): its smallest
+  // normal exponent (C's alignment exponent and step 4's clamp), the
+  // magnitude 2^emax_out that overflows, and round to nearest-even instead of
+  // truncation in step 4. fp32 (the model above) by default; the instruction
+  // presets with fp16 C and D (mma.h: MmaRounding::nearest_fp16, result_bits
+  // 11) set -14, 16 and true, which only the SIMD kernel reads (mma::chain is
+  // its reference there).
+  int emin_out = -126, emax_out = 128;
+  bool nearest = false;
 };
 
 namespace tensor_core {
