@@ -87,16 +87,20 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
   }
   const std::size_t blk = scaled ? static_cast<std::size_t>(i.model.scale_block) : 0;
   const std::size_t nblk = blk ? kp / blk : 0;
+  // B's columns as rows of kp doubles (zero-padded), once: a column walk of
+  // row-major B per output read rows n floats apart.
+  std::vector<double> bt(p.n * kp, 0.0);
+  for (std::size_t t = 0; t < p.k; ++t)
+    for (std::size_t j = 0; j < p.n; ++j) bt[j * kp + t] = p.b[t * p.n + j];
   for_problem_bands(p, o.threads, [&](const MatmulProblem& band, std::size_t first_row) {
-    std::vector<double> a(kp, 0.0), b(kp, 0.0), sa(nblk, 1.0), sb(nblk, 1.0);
+    std::vector<double> a(kp, 0.0), sa(nblk, 1.0), sb(nblk, 1.0);
     for (std::size_t r = 0; r < band.m; ++r) {
       const std::size_t row = first_row + r;
       for (std::size_t t = 0; t < p.k; ++t) a[t] = band.a[r * p.k + t];
       for (std::size_t q = 0; q < nblk && scaled; ++q) sa[q] = scales_a[row * nblk + q];
       for (std::size_t j = 0; j < p.n; ++j) {
-        for (std::size_t t = 0; t < p.k; ++t) b[t] = p.b[t * p.n + j];
         for (std::size_t q = 0; q < nblk && scaled; ++q) sb[q] = scales_b_t[j * nblk + q];
-        out[row * p.n + j] = mma::chain(i.model, a.data(), b.data(), kp, 0.0, sa.data(), sb.data(),
+        out[row * p.n + j] = mma::chain(i.model, a.data(), bt.data() + j * kp, kp, 0.0, sa.data(), sb.data(),
                                         o.accumulator.promote_every, nullptr);
       }
     }

@@ -259,7 +259,7 @@ LPLAB_HD constexpr float flush(float x, int emin, bool keep_sign) noexcept {
 // says). Returns D's value; fills `tr` if given.
 LPLAB_HD constexpr double fused_step(const MmaModel& m, const double* p, const int* e, int n, double c, int emin_c,
                                      MmaStepTrace* tr, const bool* at_zero = nullptr) noexcept {
-  double terms[65] = {};
+  double terms[65];  // written before read
   for (int t = 0; t < n; ++t) terms[t] = p[t];
   terms[n] = c;
   double special = 0;
@@ -357,7 +357,7 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
   if (m.algorithm == MmaAlgorithm::ftz_pairs) {
     const int P = m.sum_group;
     float acc = flush(static_cast<float>(c), kFp32Emin, false);
-    float prod[64] = {};
+    float prod[64];  // written before read
     for (int t = 0; t < k; ++t) {
       const float x = flush(static_cast<float>(a[t]), m.emin_a, false);
       const float y = flush(static_cast<float>(b[t]), m.emin_b, false);
@@ -379,8 +379,10 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
       tr->count = L;
     }
     const int ec = first == 0 ? emin_c : m.emin_d;
-    double p[64] = {};
-    int e[64] = {};
+    // (Every array here is written before it is read: no zero-fill, which
+    // cost more than the arithmetic of a short fused step.)
+    double p[64];
+    int e[64];
     for (int t = 0; t < L; ++t) {
       const double x = a[first + t], y = b[first + t];
       p[t] = x * y;  // exact
@@ -427,7 +429,7 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
         const bool split = m.algorithm == MmaAlgorithm::two_stage_split;
         // Specials: IEEE's sum, with a product of 2^128 or more an infinity
         // in two_stage (MMA-Sim's overflow check; fp8 products cannot reach it).
-        double terms[65] = {};
+        double terms[65];
         for (int t = 0; t < L; ++t) {
           terms[t] = p[t];
           if (!split && double_bits::is_finite(p[t]) && (p[t] >= 0x1p128 || p[t] <= -0x1p128))
@@ -473,7 +475,7 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
         break;
       }
       case MmaAlgorithm::exact: {
-        double terms[65] = {};
+        double terms[65];
         for (int t = 0; t < L; ++t) terms[t] = p[t];
         terms[L] = c;
         double special = 0;
