@@ -222,6 +222,10 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
     fail("unknown overflow policy " + std::to_string(static_cast<int>(o.overflow)));
   if (const AccumulatorProblem e = accumulator_problem(o.accumulator, ra, rb, output_precision, o.round))
     fail(e.message);
+  if (o.c_input != nullptr && o.accumulator.kind != Accumulator::instruction)
+    fail(std::string("an input C (MatmulOptions::c_input) is the first instruction's C of an instruction "
+                     "accumulator; the ") + accumulator_name(o.accumulator.kind) +
+         " accumulator takes none (add C to its output)");
 }
 
 

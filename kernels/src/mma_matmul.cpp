@@ -58,6 +58,12 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
     throw std::invalid_argument("matmul: " + i.name + " takes no block scales; name a block-scaled instruction");
   check_operands(i, p.a, p.m, p.k, i.a, "A");
   check_operands(i, p.b, p.k, p.n, i.b, "B");
+  if (o.c_input != nullptr)
+    for (std::size_t q = 0; q < p.m * p.n; ++q)
+      if (!mma_holds(i.c, o.c_input[q]))
+        throw std::invalid_argument("matmul: C[" + std::to_string(q / p.n) + "][" + std::to_string(q % p.n) +
+                                    "] = " + std::to_string(o.c_input[q]) + " is not a value of " +
+                                    std::string(mma_type_info(i.c).name) + ", " + i.name + "'s C type");
   const auto K = static_cast<std::size_t>(i.k);
   const std::size_t kp = (p.k + K - 1) / K * K;
   // NVIDIA's truncated steps into an fp32 register are the tensor_core
@@ -83,7 +89,7 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
     std::vector<float> a(p.m * kp, 0.0f), b(kp * p.n, 0.0f);
     for (std::size_t r = 0; r < p.m; ++r) std::copy(p.a + r * p.k, p.a + (r + 1) * p.k, a.begin() + r * kp);
     std::copy(p.b, p.b + p.k * p.n, b.begin());
-    if (tensor_core_fast({p.m, p.n, kp, a.data(), b.data(), p.ra, p.rb}, tc, out, o.threads)) return;
+    if (tensor_core_fast({p.m, p.n, kp, a.data(), b.data(), p.ra, p.rb}, tc, out, o.threads, o.c_input)) return;
   }
   const std::size_t blk = scaled ? static_cast<std::size_t>(i.model.scale_block) : 0;
   const std::size_t nblk = blk ? kp / blk : 0;
@@ -100,7 +106,8 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
       for (std::size_t q = 0; q < nblk && scaled; ++q) sa[q] = scales_a[row * nblk + q];
       for (std::size_t j = 0; j < p.n; ++j) {
         for (std::size_t q = 0; q < nblk && scaled; ++q) sb[q] = scales_b_t[j * nblk + q];
-        out[row * p.n + j] = mma::chain(i.model, a.data(), bt.data() + j * kp, kp, 0.0, sa.data(), sb.data(),
+        const double c = o.c_input != nullptr ? o.c_input[row * p.n + j] : 0.0;
+        out[row * p.n + j] = mma::chain(i.model, a.data(), bt.data() + j * kp, kp, c, sa.data(), sb.data(),
                                         o.accumulator.promote_every, nullptr);
       }
     }

@@ -13,7 +13,9 @@ TensorCoreModel tensor_core_model(const MatmulProblem& p, const MatmulOptions& o
 // The SIMD model (tensor_core_simd.cpp); false where it does not apply
 // (blocks of more than 32, F > 44, no double lanes): the caller then runs the
 // scalar model (tensor_core::dot).
-bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads);
+// c_in (m x n, or nullptr for +0) is the first block's C of every output.
+bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads,
+                      const double* c_in = nullptr);
 
 // Bands of rows on o.threads workers.
 void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out);

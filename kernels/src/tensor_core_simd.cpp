@@ -47,8 +47,8 @@ struct ChainArgs {
 
 template <std::size_t kV>
 HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_RESTRICT ar,
-                                      const double* HWY_RESTRICT er, std::size_t j, bool maybe_special,
-                                      double* HWY_RESTRICT result) {
+                                      const double* HWY_RESTRICT er, const double* HWY_RESTRICT cr, std::size_t j,
+                                      bool maybe_special, double* HWY_RESTRICT result) {
   const hn::ScalableTag<double> d;
   const hn::RebindToSigned<decltype(d)> di;
   using V = hn::Vec<decltype(d)>;
@@ -86,7 +86,7 @@ HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_REST
   for (std::size_t v = 0; v < kV; ++v) {
     bv[v] = c.b + (j / N + v) * k * N;
     ebv[v] = c.eb + (j / N + v) * k * N;
-    vc[v] = zero;
+    vc[v] = cr != nullptr ? hn::LoadU(d, cr + j + v * N) : zero;
     promoted[v] = zero;
   }
   std::size_t in_chain = 0;
@@ -181,8 +181,9 @@ HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_REST
 HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::size_t n, std::size_t k,
                              const double* HWY_RESTRICT a, const double* HWY_RESTRICT ea,
                              const double* HWY_RESTRICT b, const double* HWY_RESTRICT eb,
-                             std::size_t ldb, std::size_t panel, double* HWY_RESTRICT out,
-                             const unsigned char* row_special, const unsigned char* col_flags) {
+                             std::size_t ldb, std::size_t panel, const double* HWY_RESTRICT c_in,
+                             double* HWY_RESTRICT out, const unsigned char* row_special,
+                             const unsigned char* col_flags) {
 #if HWY_HAVE_FLOAT64
   const hn::ScalableTag<double> d;
   const std::size_t N = hn::Lanes(d);
@@ -201,16 +202,17 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
         const std::size_t vectors = j + kV * N <= last ? kV : 1;
         bool special = row_special[i] != 0;
         for (std::size_t v = 0; v < vectors; ++v) special = special || col_special[j / N + v] != 0;
-        if (vectors == kV) ChainVectors<kV>(args, ar, er, j, special, result.data());
-        else ChainVectors<1>(args, ar, er, j, special, result.data());
+        const double* cr = c_in != nullptr ? c_in + i * ldb : nullptr;
+        if (vectors == kV) ChainVectors<kV>(args, ar, er, cr, j, special, result.data());
+        else ChainVectors<1>(args, ar, er, cr, j, special, result.data());
         for (std::size_t l = 0; l < vectors * N && j + l < n; ++l) out[i * n + j + l] = result[l];
         j += (vectors - 1) * N;
       }
     }
   }
 #else
-  (void)model, (void)m, (void)n, (void)k, (void)a, (void)ea, (void)b, (void)eb, (void)ldb, (void)panel, (void)out,
-      (void)row_special, (void)col_flags;
+  (void)model, (void)m, (void)n, (void)k, (void)a, (void)ea, (void)b, (void)eb, (void)ldb, (void)panel, (void)c_in,
+      (void)out, (void)row_special, (void)col_flags;
   HWY_ASSERT(false);  // never dispatched: tensor_core_fast() declines without double lanes
 #endif
 }
@@ -253,7 +255,8 @@ std::int64_t operand_exponent(float x, int emin) {
 }
 }  // namespace
 
-bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads) {
+bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads,
+                      const double* c_in) {
   if (model.block > 32 || model.fraction_bits > 44) return false;
   const std::size_t lanes = LPLAB_DISPATCH(TensorCoreLanes)();
   if (lanes == 0) return false;  // no double lanes
@@ -284,9 +287,14 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   // of a 512 KiB L2 cache.
   const std::size_t panel =
       std::max<std::size_t>(lanes, (std::size_t{256} << 10) / (16 * std::max<std::size_t>(k, 1)) / lanes * lanes);
+  // The input C, if any, in rows of ldb (whole vectors; zero past n).
+  std::vector<double> cin(c_in != nullptr ? m * ldb : 0, 0.0);
+  for (std::size_t i = 0; i < cin.size() / std::max<std::size_t>(ldb, 1); ++i)
+    std::copy(c_in + i * n, c_in + (i + 1) * n, cin.begin() + static_cast<std::ptrdiff_t>(i * ldb));
   for_row_bands(m, threads, [&](std::size_t first, std::size_t rows) {
     LPLAB_DISPATCH(TensorCoreRows)(model, rows, n, k, ad.data() + first * k, ea.data() + first * k, bd.get(), eb.get(),
-                                   ldb, panel, out + first * n, row_special.data() + first, col_special.data());
+                                   ldb, panel, c_in != nullptr ? cin.data() + first * ldb : nullptr,
+                                   out + first * n, row_special.data() + first, col_special.data());
   });
   return true;
 }

@@ -253,11 +253,21 @@ void expect_simd_chain_equals_scalar_chain(const char* name, std::uint64_t seed,
   a[1 * k + 5] = has_inf ? INFINITY : NAN;
   b[7 * n + 3] = NAN;
   b[9 * n + 20] = has_inf ? -INFINITY : NAN;
+  // An input C of the instruction's C type (fp16 or fp32), an infinity among it.
+  std::vector<double> c_in(m * n);
+  for (double& x : c_in) {
+    const float v = value() * 64.0f;
+    x = instr.c == MmaType::f16 ? static_cast<double>(lplab::convert<lplab::float16>(v, lplab::Round::nearest_even))
+                                : static_cast<double>(v);
+  }
+  c_in[2 * n + 30] = -INFINITY;
   const auto K = static_cast<std::size_t>(instr.k);
   const std::size_t kp = (k + K - 1) / K * K;
-  for (int promote : {0, 4 * instr.k}) {
+  for (int promote : {0, 4 * instr.k})
+  for (bool with_c : {false, true}) {
     MatmulOptions o;
     o.accumulator = instruction_accumulator(name).promoted_every(promote);
+    o.c_input = with_c ? c_in.data() : nullptr;
     const lplab::kernels::OperandRange r = operand_range<T>();
     const MatmulProblem p{m, n, k, a.data(), b.data(), r, r};
     std::vector<double> want(m * n);
@@ -270,7 +280,9 @@ void expect_simd_chain_equals_scalar_chain(const char* name, std::uint64_t seed,
         double d = 0.0;
         for (std::size_t first = 0; first < kp; first += len) {
           const std::size_t here = std::min(len, kp - first);
-          d = mma_chain(instr, std::span(ra).subspan(first, here), std::span(rb).subspan(first, here), 0.0);
+          // C enters the first instruction (of the first chain).
+          const double c = with_c && first == 0 ? c_in[i * n + j] : 0.0;
+          d = mma_chain(instr, std::span(ra).subspan(first, here), std::span(rb).subspan(first, here), c);
           acc += static_cast<float>(d);
         }
         want[i * n + j] = promote ? acc : d;
@@ -281,7 +293,8 @@ void expect_simd_chain_equals_scalar_chain(const char* name, std::uint64_t seed,
       lplab::kernels::detail::matmul_accumulate(p, o, got.data());
       for (std::size_t i = 0; i < m * n; ++i) {
         const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : std::bit_cast<std::uint64_t>(got[i]) == std::bit_cast<std::uint64_t>(want[i]);
-        ASSERT_TRUE(same) << name << " on " << t.name << " promote " << promote << " D[" << i / n << "][" << i % n
+        ASSERT_TRUE(same) << name << " on " << t.name << " promote " << promote << (with_c ? " with C" : "")
+                          << " D[" << i / n << "][" << i % n
                           << "] = " << got[i] << ", the scalar chain " << want[i];
       }
     }
@@ -301,6 +314,30 @@ TEST(MmaMatmul, simd_chain_equals_the_scalar_chain_on_every_target) {
   expect_simd_chain_equals_scalar_chain<float8_e4m3fn>("hopper.wgmma.f32.e4m3.e4m3", 5, -9, 8);
   expect_simd_chain_equals_scalar_chain<bfloat16>("ampere.mma.m16n8k16.f32.bf16.bf16.f32", 6, -130, 60);
   expect_simd_chain_equals_scalar_chain<float16>("volta.mma.m8n8k4.f32.f16.f16.f32", 7, -24, 15);
+  // The scalar model's path in matmul (C, promotion, ragged k) on the same terms.
+  expect_simd_chain_equals_scalar_chain<bfloat16>("cdna3.mfma.f32_32x32x8_bf16", 8, -130, 60);
+}
+
+TEST(MmaMatmul, an_input_c_is_the_instructions_and_of_its_type) {
+  using lplab::float16;
+  const std::size_t m = 2, n = 2, k = 16;
+  std::vector<float16> a(m * k, float16(1.0f)), b(k * n, float16(0.5f));
+  // 16 x 0.5 = 8, plus C: 1000 + 8, -8 + 8 = +0, and 2048 + 8 = 2056 in fp16 (a multiple of 2 there).
+  const std::vector<double> c{1000.0, -8.0, 2048.0, 0.0};
+  std::vector<float> d(m * n);
+  MatmulOptions o;
+  o.accumulator = instruction_accumulator("hopper.wgmma.f16.f16.f16");
+  o.c_input = c.data();
+  matmul(m, n, k, a.data(), b.data(), d.data(), o);
+  EXPECT_EQ(d, (std::vector<float>{1008.0f, 0.0f, 2056.0f, 8.0f}));
+  EXPECT_FALSE(std::signbit(d[1]));
+  // A C the type does not hold, and a C for an accumulator that takes none.
+  const std::vector<double> tiny{1e-30, 0, 0, 0};
+  o.c_input = tiny.data();
+  EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), d.data(), o), std::invalid_argument);
+  MatmulOptions fp32;
+  fp32.c_input = c.data();
+  EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), d.data(), fp32), std::invalid_argument);
 }
 
 TEST(MmaMatmul, refuses_operands_the_instruction_cannot_read) {

@@ -38,6 +38,13 @@ struct MatmulOptions {
   // Worker threads, each taking a band of C's rows: 1 (the default) runs on
   // the calling thread, 0 uses every core. Results do not depend on it.
   unsigned threads = 1;
+  // Accumulator::instruction: an input C, m x n row-major, each a value of
+  // the instruction's C type (nullptr: +0). It is the first instruction's C,
+  // as a kernel's accumulator registers start from it (with promotion, the
+  // first chain's); D = scale_a scale_b x the chain (and, for block-scaled
+  // operands, x their tensor scales), C included. Other accumulators refuse
+  // it: add C to their output.
+  const double* c_input = nullptr;
 };
 
 // One product on operands already decoded to float (exact: every format's
