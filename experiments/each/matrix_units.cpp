@@ -285,6 +285,9 @@ std::vector<Table> run(const Context& ctx) {
   // Everything is checked before any work.
   for (double kv : ks)
     if (kv != std::floor(kv)) throw UsageError("matrix_units: ks must be whole numbers (got " + shortest(kv) + ")");
+  // (Before the operand values are drawn: A and B as doubles, floats and
+  // their exact sums, 24 bytes an element.)
+  for (double kv : ks) require_memory((m + n) * kv * 24, "matrix_units: k = " + shortest(kv));
   std::vector<std::vector<Case>> cases;
   for (const FormatEntry* f : ctx.dtypes) {
     cases.push_back(cases_for(*f, operand_values(*f, p), promote_every));
@@ -304,7 +307,6 @@ std::vector<Table> run(const Context& ctx) {
         throw UsageError("matrix_units: k = " + shortest(kv) + " is not a whole number of " + i->name +
                          " instructions (k = " + std::to_string(i->k) + "), which " + b + " operands need");
   }
-  for (double kv : ks) require_memory((m + n) * kv * 24, "matrix_units: k = " + shortest(kv));
 
   Table plain{"matrix_units",
               "Relative error of C = A B per GPU generation's matrix-unit instruction, input format and k",
@@ -363,8 +365,9 @@ std::vector<Table> run(const Context& ctx) {
   };
   block.notes = {
       "The same samples as the matrix_units table, kept in fp32 and quantized by lplab's schemes (A by rows, B "
-      "transposed, K-major, as block-scaled GEMMs take it). The reference is the exact product of the "
-      "unquantized fp32 samples; 'quantized, exact sum' is the exact product of the dequantized operands (the "
+      "transposed, K-major, as block-scaled GEMMs take it). The reference is the fp64 accumulator's "
+      "product of the unquantized fp32 samples (products exact, summed in double); 'quantized, exact sum' is "
+      "the same product of the dequantized operands (the "
       "quantization's error alone), 'quantized, instruction' Blackwell's tcgen05 block-scaled instruction on "
       "the elements and scales, chained over k, the block scales applied inside the dot product (MMA-Sim "
       "2.1.1's model) and the NVFP4 tensor scales to its output: 1 / (s_enc_a s_enc_b), or for nvfp4_te "

@@ -59,8 +59,13 @@ inline std::vector<double> matmul_abs_sums(std::size_t m, std::size_t n, std::si
 // (the fp64 accumulator, before any output rounding) and sum |a b|.
 struct SampledMatmul {
   std::vector<float> a, b;
-  kernels::MatmulProblem problem;
+  kernels::MatmulProblem problem{};  // points into a and b: moved, never copied
   std::vector<double> exact, abs_sum;
+
+  SampledMatmul() = default;
+  SampledMatmul(SampledMatmul&&) = default;
+  SampledMatmul(const SampledMatmul&) = delete;
+  SampledMatmul& operator=(const SampledMatmul&) = delete;
 };
 
 inline SampledMatmul sampled_matmul(const FormatEntry& f, std::uint64_t seed, std::size_t m, std::size_t n,

@@ -13,7 +13,9 @@
 //      the sum is an integer below 2^53, exact;
 //   4. the sum times 2^(E - F), truncated toward zero to R significant bits
 //      with the exponent clamped at -126 (Trunc around exact power-of-two
-//      scalings), 2^128 or more an infinity;
+//      scalings), 2^128 or more an infinity -- for the output type of the
+//      model (TensorCoreModel's emin_out, emax_out and nearest: fp16 C and D
+//      round to nearest-even, clamp at -14 and overflow at 2^16);
 // specials (a non-finite product or C) follow IEEE's sum of the specials, and
 // promotion adds the chain into a float accumulator with round-to-nearest.
 #undef HWY_TARGET_INCLUDE
@@ -233,6 +235,8 @@ HWY_AFTER_NAMESPACE();
 #include <algorithm>
 #include <vector>
 
+#include <new>
+
 #include "hwy/aligned_allocator.h"
 
 #include "row_bands.h"
@@ -257,7 +261,9 @@ std::int64_t operand_exponent(float x, int emin) {
 
 bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads,
                       const double* c_in) {
-  if (model.block > 32 || model.fraction_bits > 44) return false;
+  // (k = 0: nothing to pack -- Highway allocates no empty array -- and the
+  // scalar model's answer is C.)
+  if (model.block > 32 || model.fraction_bits > 44 || p.k == 0) return false;
   const std::size_t lanes = LPLAB_DISPATCH(TensorCoreLanes)();
   if (lanes == 0) return false;  // no double lanes
   const std::size_t m = p.m, n = p.n, k = p.k;
@@ -269,6 +275,7 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   std::vector<double> ad(m * k), ea(m * k);
   hwy::AlignedFreeUniquePtr<double[]> eb = hwy::AllocateAligned<double>(k * ldb);
   hwy::AlignedFreeUniquePtr<double[]> bd = hwy::AllocateAligned<double>(k * ldb);
+  if (eb == nullptr || bd == nullptr) throw std::bad_alloc();
   std::vector<unsigned char> row_special(m, 0), col_special(ldb, 0);
   for (std::size_t i = 0; i < m * k; ++i) {
     ad[i] = p.a[i];

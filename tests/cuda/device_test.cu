@@ -245,7 +245,9 @@ __host__ __device__ void scale_outputs(std::uint32_t amax_bits, std::uint32_t* o
     const float enc = rule == kernels::ScaleRule::amax_ratio ? s_enc : rule == kernels::ScaleRule::amax_ratio_te ? s_enc_te : 1.0f;
     kernels::scale_rules::block_scale<Elem, Scale>(rule, amax_bits, enc, scale, factor);
     out[o++] = scale.bits();
-    out[o++] = detail::bit_cast<std::uint32_t>(factor);
+    // amax_ratio_te's factor is NaN for a NaN amax: x86 keeps the operand's
+    // NaN, NVIDIA's fp32 arithmetic gives its canonical one; one NaN here.
+    out[o++] = factor != factor ? 0x7FC0'0000u : detail::bit_cast<std::uint32_t>(factor);
   }
   for (int m : {-130, -3, 0, 2, 150})
     out[o++] = detail::bit_cast<std::uint32_t>(

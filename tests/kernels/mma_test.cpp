@@ -338,6 +338,22 @@ TEST(MmaMatmul, an_input_c_is_the_instructions_and_of_its_type) {
   MatmulOptions fp32;
   fp32.c_input = c.data();
   EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), d.data(), fp32), std::invalid_argument);
+  // No products (k = 0): D is C, with or without promotion; the tensor-core
+  // accumulator and an fp32 instruction give +0 (the SIMD kernel declines k = 0).
+  for (int promote : {0, 64}) {
+    o.c_input = c.data();
+    o.accumulator = instruction_accumulator("hopper.wgmma.f16.f16.f16").promoted_every(promote);
+    matmul(m, n, 0, a.data(), b.data(), d.data(), o);
+    EXPECT_EQ(d, (std::vector<float>{1000.0f, -8.0f, 2048.0f, 0.0f})) << promote;
+  }
+  for (const AccumulatorModel& model : {AccumulatorModel(Accumulator::tensor_core),
+                                        instruction_accumulator("hopper.wgmma.f32.f16.f16")}) {
+    MatmulOptions z;
+    z.accumulator = model;
+    d.assign(m * n, -1.0f);
+    matmul(m, n, 0, a.data(), b.data(), d.data(), z);
+    EXPECT_EQ(d, std::vector<float>(m * n, 0.0f));
+  }
 }
 
 TEST(MmaMatmul, refuses_operands_the_instruction_cannot_read) {

@@ -527,7 +527,8 @@ LPLAB_HD inline double chain(const MmaModel& m, const double* a, const double* b
       c = 0.0, in_chain = 0, emin_c = m.emin_c;
     }
   }
-  if (promote == 0) return c;
+  // (No products at all: D is C, promotion or not.)
+  if (promote == 0 || k_total == 0) return c;
   return in_chain == 0 ? promoted : static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
 }
 

@@ -54,7 +54,8 @@
 // amax_ratio_te (nvfp4_te): NVFP4 exactly as Transformer Engine's published
 //   reference computes it (transformer_engine/pytorch/custom_recipes/
 //   quantization_nvfp4.py, NVFP4QuantizerRef, 1x16 blocks, round to
-//   nearest; TE's tests hold its CUDA kernels to it bit for bit), each
+//   nearest; TE's tests hold its CUDA kernels to it bit for bit on finite
+//   inputs -- its kernels drop a NaN from amax, its reference does not), each
 //   operation in float32 rounded to nearest-even, with M = max_elem *
 //   max_scale (2688):
 //     s_enc  = min(M / amax_t, FLT_MAX), 1 where that is 0 (amax_t = inf);
