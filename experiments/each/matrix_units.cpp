@@ -384,10 +384,6 @@ std::vector<Table> run(const Context& ctx) {
 // ---------------------------------------------------------------------------
 // 5. The summary, plots and headlines.
 
-std::string text_of(const Row& r, std::size_t col) {
-  const Cell& c = r.cells[col];
-  return std::holds_alternative<std::string>(c) ? std::get<std::string>(c) : cell_text(c);
-}
 
 // The headline table: per generation and input format, rel_err_max at the
 // largest k of the run for half_normal inputs (else the first distribution),
@@ -398,19 +394,19 @@ void summarize(std::vector<Table>& tables) {
   if (t == nullptr || t->rows.empty()) return;
   const std::size_t c_dist = t->column("distribution"), c_in = t->column("input"), c_gen = t->column("generation"),
                     c_prom = t->column("promote_every"), c_k = t->column("k"), c_max = t->column("rel_err_max");
-  std::string dist = text_of(t->rows[0], c_dist);
+  std::string dist = cell_text(t->rows[0].cells[c_dist]);
   double kmax = 0;
   for (const Row& r : t->rows)
-    if (text_of(r, c_dist) == "half_normal") dist = "half_normal";
+    if (cell_text(r.cells[c_dist]) == "half_normal") dist = "half_normal";
   for (const Row& r : t->rows)
-    if (text_of(r, c_dist) == dist) kmax = std::max(kmax, cell_number(r.cells[c_k]));
+    if (cell_text(r.cells[c_dist]) == dist) kmax = std::max(kmax, cell_number(r.cells[c_k]));
   std::vector<std::string> inputs, generations;
   auto add_unique = [](std::vector<std::string>& v, const std::string& s) {
     if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
   };
   for (const Row& r : t->rows) {
-    add_unique(inputs, text_of(r, c_in));
-    add_unique(generations, text_of(r, c_gen));
+    add_unique(inputs, cell_text(r.cells[c_in]));
+    add_unique(generations, cell_text(r.cells[c_gen]));
   }
   Table s{"matrix_units_summary",
           "Max relative error of an output at k = " + shortest(kmax) + " (" + dist +
@@ -427,9 +423,11 @@ void summarize(std::vector<Table>& tables) {
     std::vector<Cell> cells(s.columns.size());
     cells[0] = generations[g];
     for (const Row& r : t->rows) {
-      if (text_of(r, c_gen) != generations[g] || text_of(r, c_dist) != dist || cell_number(r.cells[c_k]) != kmax)
+      if (cell_text(r.cells[c_gen]) != generations[g] || cell_text(r.cells[c_dist]) != dist ||
+          cell_number(r.cells[c_k]) != kmax)
         continue;
-      const auto in = static_cast<std::size_t>(std::find(inputs.begin(), inputs.end(), text_of(r, c_in)) - inputs.begin());
+      const auto in =
+          static_cast<std::size_t>(std::find(inputs.begin(), inputs.end(), cell_text(r.cells[c_in])) - inputs.begin());
       const auto e = static_cast<std::int64_t>(cell_number(r.cells[c_prom]));
       if (e > 0) every = e;
       cells[1 + 2 * in + (e > 0 ? 1 : 0)] = r.cells[c_max];
@@ -480,17 +478,15 @@ std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
 }
 
 void headline_figures(const std::vector<Table>& tables, Headlines& h) {
-  const Table* t = find_table(tables, "matrix_units");
+  // (lookup gives an empty cell where the table or the row is missing.)
   std::vector<std::string> parts;
-  std::string k_text = "4096";
-  if (t != nullptr)
-    for (const char* gen : {"Ada Lovelace (sm_89)", "Hopper (sm_90a)", "Blackwell (sm_100a)", "CDNA3 (MI300)"}) {
-      const Cell c = lookup(tables, "matrix_units",
-                            {{"distribution", "half_normal"}, {"input", "float8_e4m3fn"}, {"generation", gen},
-                             {"promote_every", "0"}, {"k", k_text}},
-                            "rel_err_max");
-      parts.push_back(cell_text(formatted(c, "{:.3g}")));
-    }
+  for (const char* gen : {"Ada Lovelace (sm_89)", "Hopper (sm_90a)", "Blackwell (sm_100a)", "CDNA3 (MI300)"}) {
+    const Cell c = lookup(tables, "matrix_units",
+                          {{"distribution", "half_normal"}, {"input", "float8_e4m3fn"}, {"generation", gen},
+                           {"promote_every", "0"}, {"k", "4096"}},
+                          "rel_err_max");
+    parts.push_back(cell_text(formatted(c, "{:.3g}")));
+  }
   const bool any = std::any_of(parts.begin(), parts.end(), [](const std::string& s) { return !s.empty(); });
   h.add("E4M3 matmul, k = 4096, |N(0,1)|: max rel. error on Ada / Hopper / Blackwell / MI300 (no promotion)",
         any ? Cell{fmt::format("{}", fmt::join(parts, " / "))} : Cell{},
