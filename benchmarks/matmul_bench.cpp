@@ -5,9 +5,7 @@
 //    and the core's measured FMA peak;
 //  - the emulated accumulators (fp16, bf16, tensor_core, fp64) at 512^3
 //    against the fp32 path at 512^3;
-//  - elementwise ops out of cache (16M elements), contiguous and on a
-//    transposed view, in bytes moved per second against a copy of the same
-//    bytes (memcpy).
+// (Elementwise ops: elementwise_bench.)
 // A table at the end prints each figure and its ratio, with the CPU model
 // and the SIMD target.
 //
@@ -57,9 +55,6 @@ std::vector<T> normal(std::size_t n, std::uint32_t seed) {
 
 void flops(benchmark::State& state, double per_iteration) {
   state.counters["FLOP/s"] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
-}
-void bytes(benchmark::State& state, double per_iteration) {
-  state.counters["B/s"] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The kernels' FMA probe (lplab/kernels/probes.h), the same loop the
@@ -132,44 +127,6 @@ void BM_onednn(benchmark::State& state, dnnl::memory::data_type dt, int threads)
 }
 #endif
 
-constexpr std::size_t kRows = 4096, kCols = 4096;  // 16M elements: out of every cache
-
-void BM_copy(benchmark::State& state, std::size_t n) {
-  std::vector<unsigned char> src(n, 1), dst(n);
-  for (auto _ : state) {
-    std::memcpy(dst.data(), src.data(), n);
-    benchmark::DoNotOptimize(dst.data());
-  }
-  bytes(state, 2.0 * n);  // read + written
-}
-
-// op: 0 relu, 1 scale, 2 gelu_tanh, 3 square_sqrt (per op), 4 add; layout 0 contiguous, 1 transposed.
-template <class T>
-void BM_elementwise(benchmark::State& state, int op, bool transposed) {
-  const std::size_t n = kRows * kCols;
-  const auto x = normal<T>(n, 3), x2 = normal<T>(n, 4);
-  std::vector<T> y(n);
-  View<const T> vx(x.data(), {kRows, kCols}), vx2(x2.data(), {kRows, kCols});
-  if (transposed) {
-    vx = vx.transpose(0, 1);
-    vx2 = vx2.transpose(0, 1);
-  }
-  const View<T> vy(y.data(), {kRows, kCols});
-  for (auto _ : state) {
-    switch (op) {
-      case 0: lplab::kernels::relu(vx, vy); break;
-      case 1: lplab::kernels::scale(vx, 0.5f, vy); break;
-      case 2: lplab::kernels::gelu_tanh(vx, vy); break;
-      case 3: lplab::kernels::square_sqrt(vx, vy); break;
-      case 4: lplab::kernels::add(vx, vx2, vy); break;
-    }
-    benchmark::DoNotOptimize(y.data());
-  }
-  bytes(state, static_cast<double>(n * sizeof(T)) * (op == 4 ? 3 : 2));
-  state.SetLabel(lplab::kernels::current_simd_target().name);
-}
-
-const char* kOps[] = {"relu", "scale", "gelu_tanh", "square_sqrt", "add"};
 
 template <class T>
 void register_type(const std::string& name) {
@@ -177,11 +134,6 @@ void register_type(const std::string& name) {
     benchmark::RegisterBenchmark(("matmul/" + name + "/fp32/2048/threads:" + std::to_string(threads)).c_str(),
                                  BM_matmul<T>, Accumulator::fp32, std::size_t{2048}, threads)
         ->Unit(benchmark::kMillisecond)->UseRealTime();
-  for (int op = 0; op < 5; ++op)
-    for (bool tr : {false, true})
-      benchmark::RegisterBenchmark(("elementwise/" + std::string(kOps[op]) + "/" + name + (tr ? "/transposed" : "/contiguous")).c_str(),
-                                   BM_elementwise<T>, op, tr)
-          ->Unit(benchmark::kMillisecond);
 }
 
 void register_all() {
@@ -226,8 +178,6 @@ void register_all() {
   instruction("matmul/fp16/hopper.wgmma.f16.f16.f16/512", BM_matmul<lplab::float16>, "hopper.wgmma.f16.f16.f16");
   instruction("matmul/bf16/cdna3.mfma.f32_32x32x8_bf16/512", BM_matmul<lplab::bfloat16>,
               "cdna3.mfma.f32_32x32x8_bf16");
-  for (std::size_t bytes_ : {kRows * kCols * 4, kRows * kCols * 2, kRows * kCols})
-    benchmark::RegisterBenchmark(("copy/" + std::to_string(bytes_)).c_str(), BM_copy, bytes_)->Unit(benchmark::kMillisecond);
 }
 
 class Collector : public benchmark::ConsoleReporter {
@@ -287,15 +237,6 @@ void summary() {
                            "matmul/bf16/ampere.mma.m16n8k16.f32.bf16.bf16.f32/512",
                            "matmul/fp16/hopper.wgmma.f16.f16.f16/512", "matmul/bf16/cdna3.mfma.f32_32x32x8_bf16/512"})
     std::printf("%-56s %10.3f  %.4fx\n", name, rate(name) / 1e9, rate(name) / f512);
-  std::printf("\n%-44s %10s  %s\n", "elementwise, 16M elements", "GB/s", "ratio to a copy of the same bytes");
-  const std::pair<const char*, std::size_t> types[] = {{"float", 4}, {"bf16", 2}, {"fp16", 2}, {"e4m3", 1}, {"e5m2", 1}};
-  for (const auto& [t, size] : types)
-    for (const char* op : kOps)
-      for (const char* layout : {"contiguous", "transposed"}) {
-        const std::string name = std::string("elementwise/") + op + "/" + t + "/" + layout;
-        const double copy = rate("copy/" + std::to_string(kRows * kCols * size));
-        std::printf("%-44s %10.2f  %.2fx\n", name.c_str(), rate(name) / 1e9, rate(name) / copy);
-      }
 }
 
 }  // namespace

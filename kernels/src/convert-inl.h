@@ -125,6 +125,48 @@ HWY_INLINE void EncodeScalarLane(const EncodeArgs& a, lplab::kernels::detail::St
   if constexpr (kStats) tally.add(f);
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// One vector of floats into binary16 by F16C's vcvtps2ph, rounding as R asks
+// (one of the four IEEE directions); under saturation a finite magnitude
+// past 65504 is clamped to it first. Valid while MXCSR's DAZ and FTZ are
+// clear (EncodeArgs::float_arithmetic_exact).
+template <Round R, class DF>
+HWY_INLINE void StoreBinary16F16C(DF df, hn::Vec<DF> v, bool saturate, std::uint16_t* out) {
+  const hn::RebindToUnsigned<DF> du;
+  constexpr int imm = (R == Round::nearest_even  ? _MM_FROUND_TO_NEAREST_INT
+                       : R == Round::toward_zero ? _MM_FROUND_TO_ZERO
+                       : R == Round::upward      ? _MM_FROUND_TO_POS_INF
+                                                 : _MM_FROUND_TO_NEG_INF) |
+                      _MM_FROUND_NO_EXC;
+  if (saturate) {
+    const auto k_mag = hn::Set(du, 0x7FFFFFFFu);
+    const auto k_inf = hn::Set(du, 0x7F800000u);
+    const auto k_max_mag = hn::Set(du, 0x477FE000u);  // 65504 = 1.9990234375 * 2^15
+    const auto xb = hn::BitCast(du, v);
+    const auto m = hn::And(xb, k_mag);
+    const auto clamp = hn::And(hn::Gt(m, k_max_mag), hn::Not(hn::Gt(m, k_inf)));
+    v = hn::BitCast(df, hn::IfThenElse(clamp, hn::Or(k_max_mag, hn::AndNot(k_mag, xb)), xb));
+  }
+#if HWY_TARGET == HWY_AVX2
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtps_ph(v.raw, imm));
+#else
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtps_ph(v.raw, imm));
+#endif
+}
+#endif
+
+// bfloat16 to nearest-even with IEEE overflow, for every non-NaN input
+// (finite, infinite or subnormal): the code is the high half of
+// x + 0x7FFF + lsb (round.h's first fast path; a carry into the exponent is
+// the round-up, into 0x7F80 the overflow). NaNs keep sign and payload and
+// get the quiet bit. Returns the 32-bit lanes whose high halves are the codes.
+template <class DU, class V = hn::Vec<DU>>
+HWY_INLINE V Bfloat16NearestHigh(DU du, V v) {
+  const auto y = hn::Add(hn::Add(v, hn::Set(du, 0x7FFFu)), hn::And(hn::ShiftRight<16>(v), hn::Set(du, 1)));
+  return hn::IfThenElse(hn::Gt(hn::And(v, hn::Set(du, 0x7FFFFFFFu)), hn::Set(du, 0x7F800000u)),
+                        hn::Or(v, hn::Set(du, 0x00400000u)), y);
+}
+
 // a. binary16 from float: F16C's vcvtps2ph rounds correctly in the four IEEE
 // directions given in its immediate, with IEEE overflow and NaN handling
 // equal to round.h's -- while MXCSR's DAZ and FTZ are off, which the
@@ -138,34 +180,12 @@ HWY_INLINE std::size_t EncodeBinary16F16C(const EncodeArgs& a) {
   constexpr bool kBinary16 = L::E == 5 && L::M == 10 && D.bias == 15 && D.encoding == Encoding::ieee;
   if constexpr (kBinary16 && !kStats && R != Round::stochastic && R != Round::nearest_away) {
     if (!a.float_arithmetic_exact) return 0;
-    const hn::ScalableTag<std::uint32_t> du;
-    const hn::RebindToFloat<decltype(du)> df;
-    const std::size_t N = hn::Lanes(du);
-    constexpr int imm = (R == Round::nearest_even  ? _MM_FROUND_TO_NEAREST_INT
-                         : R == Round::toward_zero ? _MM_FROUND_TO_ZERO
-                         : R == Round::upward      ? _MM_FROUND_TO_POS_INF
-                                                   : _MM_FROUND_TO_NEG_INF) |
-                        _MM_FROUND_NO_EXC;
+    const hn::ScalableTag<float> df;
+    const std::size_t N = hn::Lanes(df);
     const bool saturate = a.overflow == Overflow::saturate;
-    const auto k_mag = hn::Set(du, 0x7FFFFFFFu);
-    const auto k_inf = hn::Set(du, 0x7F800000u);
-    const auto k_max_mag = hn::Set(du, 0x477FE000u);  // 65504 = 1.9990234375 * 2^15
     auto* out = static_cast<std::uint16_t*>(a.out);
     std::size_t i = 0;
-    for (; i + N <= a.n; i += N) {
-      auto v = hn::LoadU(df, a.in + i);
-      if (saturate) {
-        const auto xb = hn::BitCast(du, v);
-        const auto m = hn::And(xb, k_mag);
-        const auto clamp = hn::And(hn::Gt(m, k_max_mag), hn::Not(hn::Gt(m, k_inf)));
-        v = hn::BitCast(df, hn::IfThenElse(clamp, hn::Or(k_max_mag, hn::AndNot(k_mag, xb)), xb));
-      }
-#if HWY_TARGET == HWY_AVX2
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v.raw, imm));
-#else
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtps_ph(v.raw, imm));
-#endif
-    }
+    for (; i + N <= a.n; i += N) StoreBinary16F16C<R>(df, hn::LoadU(df, a.in + i), saturate, out + i);
     return i;
   }
 #endif
@@ -174,11 +194,8 @@ HWY_INLINE std::size_t EncodeBinary16F16C(const EncodeArgs& a) {
 }
 
 // a. bfloat16 (float's exponent field, 16 bits dropped) under nearest-even
-// with IEEE overflow: for every non-NaN input, finite, infinite or
-// subnormal, the code is the high half of x + 0x7FFF + lsb (round.h's first
-// fast path; a carry into the exponent is the round-up, into 0x7F80 the
-// overflow). NaNs keep sign and payload and get the quiet bit. Two vectors'
-// high halves are gathered by one ConcatOdd instead of two narrowings.
+// with IEEE overflow (Bfloat16NearestHigh). Two vectors' high halves are
+// gathered by one ConcatOdd instead of two narrowings.
 // Returns the inputs done, pairs of whole vectors from 0.
 template <Descriptor D, Round R, bool kStats>
 HWY_INLINE std::size_t EncodeBfloat16Nearest(const EncodeArgs& a) {
@@ -191,15 +208,7 @@ HWY_INLINE std::size_t EncodeBfloat16Nearest(const EncodeArgs& a) {
     const hn::RebindToFloat<decltype(du)> df;
     const hn::Repartition<std::uint16_t, decltype(du)> d16;
     const std::size_t N = hn::Lanes(du);
-    const auto one = hn::Set(du, 1);
-    const auto k_mag = hn::Set(du, 0x7FFFFFFFu);
-    const auto k_inf = hn::Set(du, 0x7F800000u);
-    const auto k_round = hn::Set(du, 0x7FFFu);
-    const auto k_quiet = hn::Set(du, 0x00400000u);
-    const auto rounded = [&](hn::Vec<decltype(du)> v) {
-      const auto y = hn::Add(hn::Add(v, k_round), hn::And(hn::ShiftRight<16>(v), one));
-      return hn::IfThenElse(hn::Gt(hn::And(v, k_mag), k_inf), hn::Or(v, k_quiet), y);
-    };
+    const auto rounded = [&](hn::Vec<decltype(du)> v) { return Bfloat16NearestHigh(du, v); };
     auto* out = static_cast<std::uint16_t*>(a.out);
     std::size_t i = 0;
     for (; i + 2 * N <= a.n; i += 2 * N) {

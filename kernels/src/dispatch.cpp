@@ -33,7 +33,19 @@ namespace lplab::kernels {
 LPLAB_FORMAT_CATALOG(LPLAB_DECLARE)
 #undef LPLAB_DECLARE
 
+namespace detail {
+bool float_arithmetic_exact() {
+#if defined(__x86_64__) || defined(__i386__)
+  return (_mm_getcsr() & 0x8040u) == 0;
+#else
+  return false;
+#endif
+}
+}  // namespace detail
+
 namespace {
+
+using detail::float_arithmetic_exact;
 
 // The target forced for the calling thread (targets.h); 0: none.
 thread_local std::int64_t t_forced = 0;
@@ -67,18 +79,6 @@ const Kernels& kernels_of(FormatId id) {
   if (i < 0 || i >= static_cast<int>(kKernels.size()))
     throw std::invalid_argument("lplab::kernels: unknown format id " + std::to_string(i));
   return kKernels[static_cast<std::size_t>(i)];
-}
-
-// Whether float arithmetic and conversions on this thread see subnormals as
-// they are: on x86 MXCSR's DAZ (bit 6) and FTZ (bit 15) must be clear.
-// Elsewhere (Arm's FPCR.FZ flushes inputs too) the kernels keep to integer
-// code.
-bool float_arithmetic_exact() {
-#if defined(__x86_64__) || defined(__i386__)
-  return (_mm_getcsr() & 0x8040u) == 0;
-#else
-  return false;
-#endif
 }
 
 // float -> float32 is exact but quiets signalling NaNs, as every conversion

@@ -20,6 +20,14 @@ namespace lplab::kernels {
 // Only for tables of a multi-target build (below).
 std::size_t dispatch_index();
 
+namespace detail {
+// Whether float arithmetic and conversions on this thread see subnormals as
+// they are: on x86 MXCSR's DAZ (bit 6) and FTZ (bit 15) must be clear.
+// Elsewhere (Arm's FPCR.FZ flushes inputs too) the kernels keep to integer
+// code.
+bool float_arithmetic_exact();
+}  // namespace detail
+
 }  // namespace lplab::kernels
 
 // With one target compiled (HWY_COMPILE_ONLY_STATIC, or every other target

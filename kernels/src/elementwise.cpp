@@ -19,6 +19,7 @@
 #include "kernel_args.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/ops.h"
+#include "ops-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lplab::kernels::HWY_NAMESPACE {
@@ -38,17 +39,13 @@ HWY_ATTR void ApplyUnaryF32(Unary op, float param, const float* src, float* dst,
   const hn::ScalableTag<float> d;
   const std::size_t N = hn::Lanes(d);
   HWY_ASSERT(64 % N == 0);  // vectors of at most 64 floats (SVE/RVV beyond that: not supported)
+  const auto p = hn::Set(d, param);
   auto each = [&](auto f) HWY_ATTR {
     for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, src + i)), d, dst + i);
   };
-  auto quiet = [](auto v) HWY_ATTR { return hn::IfThenElse(hn::IsNaN(v), hn::Add(v, v), v); };
   switch (op) {
-    case Unary::identity: each([&](auto v) HWY_ATTR { return quiet(v); }); return;
-    case Unary::relu: {
-      const auto zero = hn::Zero(d);
-      each([&](auto v) HWY_ATTR { return hn::IfThenZeroElse(hn::Lt(v, zero), quiet(v)); });
-      return;
-    }
+    case Unary::identity: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::identity>(d, v, p); }); return;
+    case Unary::relu: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::relu>(d, v, p); }); return;
     case Unary::gelu_tanh: {
       // ops::GeluTanh, operation for operation, with Highway's Tanh.
       const auto k0 = hn::Set(d, 0.79788456080286535587989211986876f);
@@ -61,19 +58,11 @@ HWY_ATTR void ApplyUnaryF32(Unary op, float param, const float* src, float* dst,
       return;
     }
     case Unary::gelu_erf: ScalarLoop(ops::GeluErf{}, src, dst, n); return;  // erff: no vector erf in Highway
-    case Unary::square: each([&](auto v) HWY_ATTR { return hn::Mul(v, v); }); return;
-    case Unary::sqrt: each([&](auto v) HWY_ATTR { return hn::Sqrt(v); }); return;
-    case Unary::rsqrt: {
-      const auto one = hn::Set(d, 1.0f);
-      each([&](auto v) HWY_ATTR { return hn::Div(one, hn::Sqrt(v)); });
-      return;
-    }
+    case Unary::square: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::square>(d, v, p); }); return;
+    case Unary::sqrt: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::sqrt>(d, v, p); }); return;
+    case Unary::rsqrt: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::rsqrt>(d, v, p); }); return;
     case Unary::pow: ScalarLoop(ops::Pow{param}, src, dst, n); return;
-    case Unary::scale: {
-      const auto s = hn::Set(d, param);
-      each([&](auto v) HWY_ATTR { return hn::Mul(s, v); });
-      return;
-    }
+    case Unary::scale: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::scale>(d, v, p); }); return;
   }
 }
 
@@ -85,22 +74,90 @@ HWY_ATTR void ApplyBinaryF32(Binary op, float alpha, const float* a, const float
   const std::size_t N = hn::Lanes(d);
   HWY_ASSERT(64 % N == 0);
   const auto al = hn::Set(d, alpha);
-  (void)al;  // unused where axpy falls back to std::fma
-  for (std::size_t i = 0; i < n; i += N) {
-    const auto va = hn::LoadU(d, a + i), vb = hn::LoadU(d, b + i);
-    switch (op) {
-      case Binary::add: hn::StoreU(hn::Add(va, vb), d, out + i); break;
-      case Binary::mul: hn::StoreU(hn::Mul(va, vb), d, out + i); break;
-      // MulAdd is a fused multiply-add where the target has one
-      // (HWY_NATIVE_FMA); elsewhere the functor's std::fma, one rounding too.
-      case Binary::axpy:
-#if HWY_NATIVE_FMA
-        hn::StoreU(hn::MulAdd(al, va, vb), d, out + i);
-#else
-        for (std::size_t j = 0; j < N; ++j) out[i + j] = ops::Axpy{alpha}(a[i + j], b[i + j]);
-#endif
-        break;
+  auto each = [&](auto f) HWY_ATTR {
+    for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+  };
+  switch (op) {
+    case Binary::add: each([&](auto va, auto vb) HWY_ATTR { return BinaryVector<Binary::add>(va, vb, al); }); return;
+    case Binary::mul: each([&](auto va, auto vb) HWY_ATTR { return BinaryVector<Binary::mul>(va, vb, al); }); return;
+    case Binary::axpy:
+      // One rounding: a fused multiply-add where the target has one
+      // (HWY_NATIVE_FMA); elsewhere the functor's std::fma.
+      if constexpr (kVectorAxpy) {
+        each([&](auto va, auto vb) HWY_ATTR { return BinaryVector<Binary::axpy>(va, vb, al); });
+      } else {
+        for (std::size_t i = 0; i < n; ++i) out[i] = ops::Axpy{alpha}(a[i], b[i]);
+      }
+      return;
+  }
+}
+
+// out[i] = table[in[i]] for n bytes (in may be out): a 256-entry byte table
+// as sixteen 16-entry tables, one byte shuffle each (pshufb on SSSE3/AVX2,
+// vpshufb on AVX-512), kept where the code's high nibble selects it.
+HWY_ATTR void LookupBytes(const std::uint8_t* HWY_RESTRICT table, const std::uint8_t* in, std::uint8_t* out,
+                          std::size_t n) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<std::uint8_t> d;
+  const std::size_t N = hn::Lanes(d);
+  const auto low = hn::Set(d, 0x0F), high = hn::Set(d, 0xF0);
+  for (; i + N <= n; i += N) {
+    const auto x = hn::LoadU(d, in + i);
+    const auto lo = hn::And(x, low), hi = hn::And(x, high);
+    auto r = hn::TableLookupBytes(hn::LoadDup128(d, table), lo);
+    for (unsigned k = 1; k < 16; ++k) {
+      const auto part = hn::TableLookupBytes(hn::LoadDup128(d, table + 16 * k), lo);
+      r = hn::IfThenElse(hn::Eq(hi, hn::Set(d, static_cast<std::uint8_t>(k << 4))), part, r);
     }
+    hn::StoreU(r, d, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = table[in[i]];
+}
+
+// dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols
+// (strides in elements): a transposing copy, in blocks of 16 bytes by as many
+// rows, each transposed in registers by log2(rows) rounds of interleaving
+// row i with row i + L/2 (a perfect shuffle: each round rotates the bits of
+// (row, column) by one, so that log2(L) rounds swap them).
+template <class T>
+HWY_ATTR void TransposeAs(const T* src, std::ptrdiff_t src_stride, T* dst, std::ptrdiff_t dst_stride,
+                          std::size_t rows, std::size_t cols) {
+  auto one = [&](std::size_t i, std::size_t j) { dst[static_cast<std::ptrdiff_t>(j) * dst_stride + static_cast<std::ptrdiff_t>(i)] = src[static_cast<std::ptrdiff_t>(i) * src_stride + static_cast<std::ptrdiff_t>(j)]; };
+  std::size_t i0 = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Full128<T> d;
+  constexpr std::size_t L = 16 / sizeof(T);
+  using V = hn::Vec<decltype(d)>;
+  for (; i0 + L <= rows; i0 += L) {
+    std::size_t j0 = 0;
+    for (; j0 + L <= cols; j0 += L) {
+      V v[L], t[L];
+      for (std::size_t k = 0; k < L; ++k) v[k] = hn::LoadU(d, src + static_cast<std::ptrdiff_t>(i0 + k) * src_stride + static_cast<std::ptrdiff_t>(j0));
+      for (std::size_t round = 1; round < L; round *= 2) {
+        for (std::size_t k = 0; k < L / 2; ++k) {
+          t[2 * k] = hn::InterleaveLower(d, v[k], v[k + L / 2]);
+          t[2 * k + 1] = hn::InterleaveUpper(d, v[k], v[k + L / 2]);
+        }
+        for (std::size_t k = 0; k < L; ++k) v[k] = t[k];
+      }
+      for (std::size_t k = 0; k < L; ++k) hn::StoreU(v[k], d, dst + static_cast<std::ptrdiff_t>(j0 + k) * dst_stride + static_cast<std::ptrdiff_t>(i0));
+    }
+    for (std::size_t i = i0; i < i0 + L; ++i)
+      for (std::size_t j = j0; j < cols; ++j) one(i, j);
+  }
+#endif
+  for (std::size_t i = i0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) one(i, j);
+}
+
+HWY_ATTR void TransposeCodes(std::size_t bytes, const void* src, std::ptrdiff_t src_stride, void* dst,
+                             std::ptrdiff_t dst_stride, std::size_t rows, std::size_t cols) {
+  switch (bytes) {
+    case 1: return TransposeAs(static_cast<const std::uint8_t*>(src), src_stride, static_cast<std::uint8_t*>(dst), dst_stride, rows, cols);
+    case 2: return TransposeAs(static_cast<const std::uint16_t*>(src), src_stride, static_cast<std::uint16_t*>(dst), dst_stride, rows, cols);
+    default: return TransposeAs(static_cast<const std::uint32_t*>(src), src_stride, static_cast<std::uint32_t*>(dst), dst_stride, rows, cols);
   }
 }
 
@@ -113,17 +170,22 @@ HWY_AFTER_NAMESPACE();
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "lplab/kernels/exact_sum.h"
 #include "format_visit.h"
+#include "row_bands.h"
 
 namespace lplab::kernels {
 
 HWY_EXPORT(ApplyUnaryF32);
 HWY_EXPORT(ApplyBinaryF32);
+HWY_EXPORT(LookupBytes);
+HWY_EXPORT(TransposeCodes);
 
 const char* unary_name(Unary op) {
   switch (op) {
@@ -152,9 +214,14 @@ const char* binary_name(Binary op) {
 namespace detail {
 namespace {
 
-constexpr std::size_t kChunk = 4096;  // elements per pass: 16 KiB of floats, in L1
+constexpr std::size_t kChunk = 4096;  // elements per item: 8 KiB of floats, a binary op's three buffers in L1
 constexpr std::size_t kPad = 64;      // the SIMD kernels run whole multiples of 64 floats
 constexpr std::size_t kMaxSteps = 16;
+constexpr std::size_t kTileCols = 64;  // a tile's width where an operand steps through memory along a row (64 rows tall)
+// Threads only pay off on large arrays: at least 256K elements each (as the conversion).
+constexpr std::size_t kPerThread = std::size_t{1} << 18;
+// A one-byte input's table (256 computed elements) pays off from this many elements.
+constexpr std::size_t kTableFrom = 4096;
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
 
@@ -230,133 +297,211 @@ void scatter(const void* in, std::size_t bytes, const std::ptrdiff_t* off, std::
   fail("elementwise: elements of " + std::to_string(bytes) + " bytes");
 }
 
-// One unit of the engine's work: at most kChunk elements of the output, as
-// runs of consecutive row-major indices (what stochastic rounding's draws are
-// indexed by), with every operand's element offsets in the same order — or,
-// in linear mode (every operand contiguous), no offsets: one run, and each
-// operand's elements are at its pointer + the run's first index.
-struct Item {
-  std::size_t count = 0;
-  std::vector<std::pair<std::uint64_t, std::size_t>> runs;
-  std::vector<std::vector<std::ptrdiff_t>> offsets;  // per layout; empty in linear mode
+// One operand's part of an item: tile element (r, c) is at offset
+// base + r * rs + c * cs of the operand's data (in elements).
+struct Block {
+  std::ptrdiff_t base = 0, rs = 0, cs = 1;
 };
 
-// Walks the output's elements. In linear mode in row-major order; otherwise
-// in tiles of the last two dimensions (64 columns wide where some operand
-// steps through memory along the last dimension, as a transposed view does;
-// whole rows where all run along it), so that each tile touches few rows of
-// memory of every operand instead of one cache line and one page per element.
+// One unit of the engine's work: a tile of rows x cols elements of the
+// output (rows x cols <= kChunk), the same tile of every operand, and the
+// row-major index of its element (r, c): first + r * row_step + c (what
+// stochastic rounding's draws are indexed by). Buffers hold a tile row by row.
+struct Item {
+  std::uint64_t first = 0, row_step = 0;
+  std::size_t rows = 0, cols = 0;
+  std::array<Block, 3> at{};  // per layout of the walker: the output's, then the inputs'
+  std::size_t count() const { return rows * cols; }
+  // Whether operand k's tile lies in memory as the buffer does (no copy).
+  bool dense(std::size_t k) const {
+    return at[k].cs == 1 && (rows == 1 || at[k].rs == static_cast<std::ptrdiff_t>(cols));
+  }
+};
+
+// Cuts the output into items, numbered so that any thread can take any range.
+// When every operand is contiguous: runs of kChunk in row-major order.
+// Otherwise tiles of the last two dimensions: 64 columns wide where some
+// operand steps through memory along a row (a transposed view), so that a
+// tile reads a few lines of every operand instead of a cache line and a page
+// per element; whole rows where every operand runs along them.
 class Walker {
  public:
   // layouts[0] is the output's; all have its shape. Linear mode starts at
-  // row-major index `first`.
-  Walker(std::vector<const Layout*> layouts, std::size_t first = 0) : l_(std::move(layouts)) {
+  // row-major index `start`.
+  Walker(std::initializer_list<const Layout*> layouts, std::size_t start = 0) : l_(layouts) {
     const Layout& y = *l_[0];
     n_ = y.numel();
     linear_ = std::all_of(l_.begin(), l_.end(), [](const Layout* l) { return l->is_contiguous(); });
-    pos_ = linear_ ? first : 0;
-    if (linear_ || n_ == 0) return;
+    start_ = linear_ ? start : 0;
+    if (linear_ || n_ == 0) {
+      items_ = (n_ - start_ + kChunk - 1) / kChunk;
+      return;
+    }
     rank_ = y.rank();
     rows_ = rank_ >= 2 ? y.size(rank_ - 2) : 1;
     cols_ = y.size(rank_ - 1);
-    const bool all_unit = std::all_of(l_.begin(), l_.end(),
-                                      [&](const Layout* l) { return l->stride(rank_ - 1) == 1 || cols_ == 1; });
-    tile_cols_ = std::min(cols_, all_unit ? kChunk : std::size_t{64});
+    const bool along_rows = std::all_of(l_.begin(), l_.end(), [&](const Layout* l) {
+      return l->stride(rank_ - 1) == 1 || cols_ == 1;
+    });
+    tile_cols_ = std::min(cols_, along_rows || rows_ == 1 ? kChunk : kTileCols);
     tile_rows_ = std::max<std::size_t>(1, std::min(rows_, kChunk / tile_cols_));
-    base_.assign(l_.size(), 0);
+    tiles_r_ = (rows_ + tile_rows_ - 1) / tile_rows_;
+    tiles_c_ = (cols_ + tile_cols_ - 1) / tile_cols_;
+    items_ = n_ / (rows_ * cols_) * tiles_r_ * tiles_c_;
   }
-  bool linear() const { return linear_; }
+  std::size_t items() const { return items_; }
 
-  bool next(Item& it) {
-    it.runs.clear();
-    it.count = 0;
+  // Asks for the cache lines of an item's operands that step through memory
+  // along its rows (a transposed view): the hardware prefetchers follow the
+  // others, not these, whose lines are a page apart.
+  void prefetch(const Item& it) const {
+    for (std::size_t k = 0; k < l_.size(); ++k) {
+      const Block& b = it.at[k];
+      if (it.dense(k) || b.cs <= b.rs || it.rows == 1) continue;
+      const std::size_t step = std::max<std::size_t>(1, 64 / bytes_[k]);
+      const auto* base = static_cast<const char*>(data_[k]);
+      for (std::size_t c = 0; c < it.cols; ++c)
+        for (std::size_t r = 0; r < it.rows; r += step)
+          __builtin_prefetch(base + (b.base + static_cast<std::ptrdiff_t>(c) * b.cs +
+                                     static_cast<std::ptrdiff_t>(r) * b.rs) * static_cast<std::ptrdiff_t>(bytes_[k]));
+    }
+  }
+  // The operands' memory, for prefetch (layouts' order).
+  void set_data(std::initializer_list<std::pair<const void*, std::size_t>> data) {
+    std::size_t k = 0;
+    for (const auto& [p, bytes] : data) {
+      data_[k] = p;
+      bytes_[k++] = bytes;
+    }
+  }
+
+  void item(std::size_t t, Item& it) const {
     if (linear_) {
-      if (pos_ >= n_) return false;
-      it.count = std::min(kChunk, n_ - pos_);
-      it.runs.push_back({pos_, it.count});
-      it.offsets.clear();
-      pos_ += it.count;
-      return true;
+      const std::size_t first = start_ + t * kChunk;
+      it.first = first;
+      it.rows = 1;
+      it.cols = std::min(kChunk, n_ - first);
+      it.row_step = it.cols;
+      for (std::size_t k = 0; k < l_.size(); ++k) it.at[k] = {static_cast<std::ptrdiff_t>(first), 0, 1};
+      return;
     }
-    if (pos_ >= n_) return false;
-    it.offsets.resize(l_.size());
-    for (auto& o : it.offsets) o.resize(kChunk);
-    // The tile [r0, r0 + tile_rows) x [c0, c0 + tile_cols) of matrix `outer_`.
-    const std::size_t r_end = std::min(rows_, r0_ + tile_rows_), c_end = std::min(cols_, c0_ + tile_cols_);
-    for (std::size_t r = r0_; r < r_end; ++r) {
-      const std::uint64_t first = (outer_ * rows_ + r) * cols_ + c0_;
-      if (!it.runs.empty() && it.runs.back().first + it.runs.back().second == first)
-        it.runs.back().second += c_end - c0_;  // whole rows: one run
-      else
-        it.runs.push_back({first, c_end - c0_});
-      for (std::size_t k = 0; k < l_.size(); ++k) {
-        const std::ptrdiff_t sr = rank_ >= 2 ? l_[k]->stride(rank_ - 2) : 0, sc = l_[k]->stride(rank_ - 1);
-        std::ptrdiff_t off = base_[k] + static_cast<std::ptrdiff_t>(r) * sr + static_cast<std::ptrdiff_t>(c0_) * sc;
-        std::ptrdiff_t* o = it.offsets[k].data() + it.count;
-        for (std::size_t c = c0_; c < c_end; ++c, off += sc) *o++ = off;
-      }
-      it.count += c_end - c0_;
-    }
-    pos_ += it.count;
-    // The next tile, row of tiles, or matrix (an odometer over the outer dimensions).
-    c0_ = c_end;
-    if (c0_ == cols_) {
-      c0_ = 0;
-      r0_ = r_end;
-      if (r0_ == rows_) {
-        r0_ = 0;
-        ++outer_;
-        for (std::size_t d = rank_ >= 2 ? rank_ - 2 : 0; d-- > 0;) {
-          for (std::size_t k = 0; k < l_.size(); ++k) base_[k] += l_[k]->stride(d);
-          if (++idx_[d] < l_[0]->size(d)) break;
-          for (std::size_t k = 0; k < l_.size(); ++k)
-            base_[k] -= l_[k]->stride(d) * static_cast<std::ptrdiff_t>(idx_[d]);
-          idx_[d] = 0;
-        }
+    const std::size_t per_matrix = tiles_r_ * tiles_c_;
+    const std::size_t outer = t / per_matrix;
+    const std::size_t tr = t % per_matrix / tiles_c_, tc = t % tiles_c_;
+    const std::size_t r0 = tr * tile_rows_, c0 = tc * tile_cols_;
+    it.rows = std::min(tile_rows_, rows_ - r0);
+    it.cols = std::min(tile_cols_, cols_ - c0);
+    it.row_step = cols_;
+    it.first = (outer * rows_ + r0) * cols_ + c0;
+    for (std::size_t k = 0; k < l_.size(); ++k) {
+      const Layout& l = *l_[k];
+      Block& b = it.at[k];
+      b.rs = rank_ >= 2 ? l.stride(rank_ - 2) : 0;
+      b.cs = l.stride(rank_ - 1);
+      b.base = static_cast<std::ptrdiff_t>(r0) * b.rs + static_cast<std::ptrdiff_t>(c0) * b.cs;
+      // The outer dimensions, last fastest.
+      std::size_t rest = outer;
+      for (std::size_t d = rank_ >= 2 ? rank_ - 2 : 0; d-- > 0;) {
+        b.base += static_cast<std::ptrdiff_t>(rest % l.size(d)) * l.stride(d);
+        rest /= l.size(d);
       }
     }
-    return true;
   }
 
  private:
   std::vector<const Layout*> l_;
-  std::size_t n_ = 0, pos_ = 0;
+  std::size_t n_ = 0, start_ = 0, items_ = 0;
   bool linear_ = true;
-  std::size_t rank_ = 0, rows_ = 1, cols_ = 1, tile_rows_ = 1, tile_cols_ = 1;
-  std::size_t r0_ = 0, c0_ = 0, outer_ = 0;
-  std::array<std::size_t, kMaxRank> idx_{};
-  std::vector<std::ptrdiff_t> base_;
+  std::size_t rank_ = 0, rows_ = 1, cols_ = 1, tile_rows_ = 1, tile_cols_ = 1, tiles_r_ = 1, tiles_c_ = 1;
+  std::array<const void*, 3> data_{};
+  std::array<std::size_t, 3> bytes_{1, 1, 1};
 };
+
+// Copies an operand's tile between its memory and a buffer (row by row), in
+// the order that walks memory: along a row where its elements are closer
+// together than its rows, down the columns otherwise (a transposed view).
+template <class Code, bool kToBuffer>
+void copy_tile_as(const Block& b, std::size_t rows, std::size_t cols, Code* mem, Code* buf) {
+  auto move = [](Code& from_mem, Code& in_buf) {
+    if constexpr (kToBuffer) in_buf = from_mem;
+    else from_mem = in_buf;
+  };
+  if (rows == 1 || b.rs == 0 || b.cs <= b.rs) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      Code* m = mem + b.base + static_cast<std::ptrdiff_t>(r) * b.rs;
+      Code* f = buf + r * cols;
+      if (b.cs == 1) {
+        if constexpr (kToBuffer) std::memcpy(f, m, cols * sizeof(Code));
+        else std::memcpy(m, f, cols * sizeof(Code));
+      } else {
+        for (std::size_t c = 0; c < cols; ++c) move(m[static_cast<std::ptrdiff_t>(c) * b.cs], f[c]);
+      }
+    }
+  } else {
+    for (std::size_t c = 0; c < cols; ++c) {
+      Code* m = mem + b.base + static_cast<std::ptrdiff_t>(c) * b.cs;
+      for (std::size_t r = 0; r < rows; ++r) move(m[static_cast<std::ptrdiff_t>(r) * b.rs], buf[r * cols + c]);
+    }
+  }
+}
+template <bool kToBuffer>
+void copy_tile(std::size_t bytes, const Block& b, std::size_t rows, std::size_t cols, const void* mem, void* buf) {
+  auto* m = const_cast<void*>(mem);  // written only when !kToBuffer (the output)
+  if (b.rs == 1 && b.cs > 1 && rows > 1 && (bytes == 1 || bytes == 2 || bytes == 4)) {
+    // A transposed tile: memory row c holds the tile's column c.
+    auto* at = static_cast<unsigned char*>(m) + b.base * static_cast<std::ptrdiff_t>(bytes);
+    const auto transpose = LPLAB_DISPATCH(TransposeCodes);
+    const auto width = static_cast<std::ptrdiff_t>(cols);
+    if constexpr (kToBuffer) transpose(bytes, at, b.cs, buf, width, cols, rows);
+    else transpose(bytes, buf, width, at, b.cs, rows, cols);
+    return;
+  }
+  switch (bytes) {
+    case 1: return copy_tile_as<std::uint8_t, kToBuffer>(b, rows, cols, static_cast<std::uint8_t*>(m), static_cast<std::uint8_t*>(buf));
+    case 2: return copy_tile_as<std::uint16_t, kToBuffer>(b, rows, cols, static_cast<std::uint16_t*>(m), static_cast<std::uint16_t*>(buf));
+    case 4: return copy_tile_as<std::uint32_t, kToBuffer>(b, rows, cols, static_cast<std::uint32_t*>(m), static_cast<std::uint32_t*>(buf));
+  }
+  fail("elementwise: elements of " + std::to_string(bytes) + " bytes");
+}
+
+// Operand `which` of an item as codes in buffer order: in place where the
+// tile is dense, else copied into `codes`.
+const void* item_codes(FormatId format, const void* data, std::size_t which, const Item& it, void* codes) {
+  const std::size_t bytes = element_bytes(format);
+  if (it.dense(which)) return static_cast<const unsigned char*>(data) + it.at[which].base * static_cast<std::ptrdiff_t>(bytes);
+  copy_tile<true>(bytes, it.at[which], it.rows, it.cols, data, codes);
+  return codes;
+}
+// Where the output's codes of an item go before write_codes: in place where
+// the tile is dense, else `codes`.
+void* item_target(const Output& y, const Item& it, void* codes) {
+  if (it.dense(0)) return static_cast<unsigned char*>(y.data) + it.at[0].base * static_cast<std::ptrdiff_t>(element_bytes(y.format));
+  return codes;
+}
+void write_codes(const Output& y, const Item& it, const void* codes) {
+  if (!it.dense(0)) copy_tile<false>(element_bytes(y.format), it.at[0], it.rows, it.cols, y.data, const_cast<void*>(codes));
+}
 
 // Reads operand `x` (layout `which` of the walker) of an item as exact floats.
 void read_item(const Operand& x, std::size_t which, const Item& it, float* out, std::vector<unsigned char>& codes) {
-  const std::size_t bytes = element_bytes(x.format);
-  const void* src;
-  if (it.offsets.empty()) {
-    src = static_cast<const unsigned char*>(x.data) + static_cast<std::ptrdiff_t>(it.runs[0].first * bytes);
-  } else {
-    gather(x.data, bytes, it.offsets[which].data(), it.count, codes.data());
-    src = codes.data();
-  }
-  bulk_convert(FormatId::float32, x.format, src, out, it.count, {});
+  bulk_convert(FormatId::float32, x.format, item_codes(x.format, x.data, which, it, codes.data()), out, it.count(), {});
 }
 
 // Rounds an item's floats into `to` (stochastic draws by row-major index,
-// step `step`), codes out in item order.
+// step `step`), codes out in buffer order.
 void encode_item(FormatId to, const float* in, void* out, const Item& it, const ElementwiseOptions& o,
                  std::size_t step) {
   ConvertOptions c{.round = o.round, .overflow = o.overflow, .seed = o.seed + step};
-  if (o.round != Round::stochastic || it.runs.size() == 1) {
-    c.first_index = it.runs[0].first;
-    bulk_convert(to, FormatId::float32, in, out, it.count, c);
+  if (o.round != Round::stochastic || it.rows == 1 || it.row_step == it.cols) {
+    c.first_index = it.first;
+    bulk_convert(to, FormatId::float32, in, out, it.count(), c);
     return;
   }
   const std::size_t bytes = element_bytes(to);
-  std::size_t done = 0;
-  for (const auto& [first, len] : it.runs) {
-    c.first_index = first;
-    bulk_convert(to, FormatId::float32, in + done, static_cast<unsigned char*>(out) + done * bytes, len, c);
-    done += len;
+  for (std::size_t r = 0; r < it.rows; ++r) {
+    c.first_index = it.first + r * it.row_step;
+    bulk_convert(to, FormatId::float32, in + r * it.cols, static_cast<unsigned char*>(out) + r * it.cols * bytes,
+                 it.cols, c);
   }
 }
 
@@ -364,32 +509,24 @@ void encode_item(FormatId to, const float* in, void* out, const Item& it, const 
 // doubles (Compute::fp64: one scalar conversion each).
 void write_item(const Output& y, const Item& it, const float* in, const ElementwiseOptions& o, std::size_t step,
                 std::vector<unsigned char>& codes) {
-  const std::size_t bytes = element_bytes(y.format);
-  if (it.offsets.empty()) {
-    encode_item(y.format, in, static_cast<unsigned char*>(y.data) + static_cast<std::ptrdiff_t>(it.runs[0].first * bytes),
-                it, o, step);
-    return;
-  }
-  encode_item(y.format, in, codes.data(), it, o, step);
-  scatter(codes.data(), bytes, it.offsets[0].data(), it.count, y.data);
+  void* dst = item_target(y, it, codes.data());
+  encode_item(y.format, in, dst, it, o, step);
+  write_codes(y, it, dst);
 }
 void write_item(const Output& y, const Item& it, const double* in, const ElementwiseOptions& o, std::size_t step,
                 std::vector<unsigned char>& codes) {
-  const std::size_t bytes = element_bytes(y.format);
-  void* dst = it.offsets.empty()
-                  ? static_cast<unsigned char*>(y.data) + static_cast<std::ptrdiff_t>(it.runs[0].first * bytes)
-                  : static_cast<void*>(codes.data());
+  void* dst = item_target(y, it, codes.data());
   visit_format(y.format, [&](auto t) {
     using T = typename decltype(t)::type;
     T* out = static_cast<T*>(dst);
-    std::size_t i = 0;
-    for (const auto& [first, len] : it.runs)
-      for (std::size_t e = 0; e < len; ++e, ++i) {
-        const std::uint32_t bits = o.round == Round::stochastic ? stochastic_bits(o.seed + step, first + e) : 0;
+    for (std::size_t r = 0, i = 0; r < it.rows; ++r)
+      for (std::size_t c = 0; c < it.cols; ++c, ++i) {
+        const std::uint64_t index = it.first + r * it.row_step + c;
+        const std::uint32_t bits = o.round == Round::stochastic ? stochastic_bits(o.seed + step, index) : 0;
         out[i] = lplab::convert<T>(in[i], o.round, o.overflow, nullptr, bits);
       }
   });
-  if (!it.offsets.empty()) scatter(codes.data(), bytes, it.offsets[0].data(), it.count, y.data);
+  write_codes(y, it, dst);
 }
 
 // Rounds an item's floats into `format` and back, in place (Compute::per_op
@@ -400,8 +537,51 @@ void round_through(FormatId format, float* x, const Item& it, const ElementwiseO
   // maps infinities to the largest float, as the final rounding would.
   if (format == FormatId::float32 && o.overflow == Overflow::ieee) return;
   encode_item(format, x, scratch.data(), it, o, step);
-  bulk_convert(FormatId::float32, format, scratch.data(), x, it.count, {});
+  bulk_convert(FormatId::float32, format, scratch.data(), x, it.count(), {});
 }
+
+// Runs body(item) over every item of `walk`, on options.threads threads for
+// large arrays (each with the caller's SIMD target); body is given
+// per-thread state by make_state().
+template <class MakeState, class Body>
+void for_items(const Walker& walk, std::size_t n, unsigned threads, MakeState make_state, Body body) {
+  unsigned t = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, n / kPerThread)));
+  for_row_bands(walk.items(), t, [&](std::size_t first, std::size_t count) {
+    auto state = make_state();
+    Item it, next;
+    if (count > 0) walk.item(first, next);
+    for (std::size_t k = first; k < first + count; ++k) {
+      it = next;
+      if (k + 1 < first + count) {
+        walk.item(k + 1, next);
+        walk.prefetch(next);
+      }
+      body(it, state);
+    }
+  });
+}
+
+// Runs body(first, count) over [0, n) in chunks of kChunk (n a multiple of
+// kPad), on threads as for_items.
+template <class Body>
+void for_chunks(std::size_t n, unsigned threads, Body body) {
+  unsigned t = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, n / kPerThread)));
+  const std::size_t chunks = (n + kChunk - 1) / kChunk;
+  for_row_bands(chunks, t, [&](std::size_t first, std::size_t count) {
+    for (std::size_t k = first; k < first + count; ++k) body(k * kChunk, std::min(kChunk, n - k * kChunk));
+  });
+}
+
+// out[i] = table[in[i]] for codes of 2 or 4 bytes.
+template <class Code>
+void lookup_wide(const unsigned char* table, const std::uint8_t* in, void* out, std::size_t n) {
+  const auto* t = reinterpret_cast<const Code*>(table);
+  auto* o = static_cast<Code*>(out);
+  for (std::size_t i = 0; i < n; ++i) o[i] = t[in[i]];
+}
+
 
 // One strided operand read in row-major order, a chunk at a time (the
 // reductions, whose fp32 and storage sums are defined in that order).
@@ -517,37 +697,84 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
     const auto* src = static_cast<const float*>(x.data);
     auto* dst = static_cast<float*>(y.data);
     done = n / kPad * kPad;
-    for (std::size_t first = 0; first < done; first += kChunk) {
-      const std::size_t count = std::min(kChunk, done - first);
+    for_chunks(done, o.threads, [&](std::size_t first, std::size_t count) {
       apply(chain[0].op, chain[0].param, src + first, dst + first, count);
       for (std::size_t s = 1; s < chain.size(); ++s)
         apply(chain[s].op, chain[s].param, dst + first, dst + first, count);
-    }
+    });
     if (done == n) return;
   }
   Walker walk({&y.layout, &x.layout}, done);
-  Item it;
-  std::vector<float> buf(padded(kChunk), 0.0f);
-  std::vector<double> dbuf(o.compute == Compute::fp64 ? kChunk : 0);
-  std::vector<unsigned char> codes(kChunk * 4), scratch(kChunk * 4);
+  walk.set_data({{y.data, element_bytes(y.format)}, {x.data, element_bytes(x.format)}});
+  const std::size_t out_bytes = element_bytes(y.format);
+  // A one-byte input under a rounding that draws nothing: y is a function of
+  // x's code alone, so the engine below computes it once for each of the 256
+  // codes and every element is a lookup in that table.
+  if (element_bytes(x.format) == 1 && o.round != Round::stochastic && n - done >= kTableFrom) {
+    std::array<std::uint8_t, 256> every_code;
+    std::iota(every_code.begin(), every_code.end(), 0);
+    std::vector<unsigned char> table(256 * out_bytes);
+    const Layout all({std::size_t{256}});
+    ElementwiseOptions one = o;
+    one.threads = 1;
+    map_unary(chain, {x.format, every_code.data(), all}, {y.format, table.data(), all}, one);
+    const auto lookup = LPLAB_DISPATCH(LookupBytes);
+    for_items(walk, n - done, o.threads, [] { return std::vector<unsigned char>(2 * kChunk * 4); },
+              [&](const Item& it, std::vector<unsigned char>& codes) {
+                const auto* in = static_cast<const std::uint8_t*>(item_codes(x.format, x.data, 1, it, codes.data()));
+                void* out = item_target(y, it, codes.data() + kChunk * 4);
+                switch (out_bytes) {
+                  case 1: lookup(table.data(), in, static_cast<std::uint8_t*>(out), it.count()); break;
+                  case 2: lookup_wide<std::uint16_t>(table.data(), in, out, it.count()); break;
+                  default: lookup_wide<std::uint32_t>(table.data(), in, out, it.count()); break;
+                }
+                write_codes(y, it, out);
+              });
+    return;
+  }
+  // One correctly rounded step in bf16, fp16, E4M3 or E5M2, in and out, to
+  // nearest-even: the fused kernels (fused.cpp), when they serve it.
+  if (chain.size() == 1 && x.format == y.format && o.round == Round::nearest_even && o.compute != Compute::fp64) {
+    FusedArgs f{.binary = false, .unary = chain[0].op, .binary_op = Binary::add, .param = chain[0].param,
+                .a = nullptr, .b = nullptr, .out = nullptr, .n = 0, .overflow = o.overflow,
+                .float_arithmetic_exact = float_arithmetic_exact()};
+    if (fused_elementwise(y.format, f)) {
+      for_items(walk, n - done, o.threads, [] { return std::vector<unsigned char>(2 * kChunk * 4); },
+                [&](const Item& it, std::vector<unsigned char>& codes) {
+                  FusedArgs g = f;
+                  g.a = item_codes(x.format, x.data, 1, it, codes.data());
+                  g.out = item_target(y, it, codes.data() + kChunk * 4);
+                  g.n = it.count();
+                  fused_elementwise(y.format, g);
+                  write_codes(y, it, g.out);
+                });
+      return;
+    }
+  }
+  struct State {
+    std::vector<float> buf = std::vector<float>(padded(kChunk), 0.0f);
+    std::vector<double> dbuf = std::vector<double>(kChunk);
+    std::vector<unsigned char> codes = std::vector<unsigned char>(kChunk * 4), scratch = codes;
+  };
   const std::size_t last = chain.empty() ? 0 : chain.size() - 1;
-  while (walk.next(it)) {
-    read_item(x, 1, it, buf.data(), codes);
+  for_items(walk, n - done, o.threads, [] { return State{}; }, [&](const Item& it, State& st) {
+    read_item(x, 1, it, st.buf.data(), st.codes);
     if (o.compute == Compute::fp64) {
-      for (std::size_t i = 0; i < it.count; ++i) {
-        double v = buf[i];
+      for (std::size_t i = 0; i < it.count(); ++i) {
+        double v = st.buf[i];
         for (const Step& s : chain) v = apply_double(s, v);
-        dbuf[i] = v;
+        st.dbuf[i] = v;
       }
-      write_item(y, it, dbuf.data(), o, last, codes);
-      continue;
+      write_item(y, it, st.dbuf.data(), o, last, st.codes);
+      return;
     }
     for (std::size_t s = 0; s < chain.size(); ++s) {
-      apply(chain[s].op, chain[s].param, buf.data(), buf.data(), padded(it.count));
-      if (o.compute == Compute::per_op && s + 1 < chain.size()) round_through(y.format, buf.data(), it, o, s, scratch);
+      apply(chain[s].op, chain[s].param, st.buf.data(), st.buf.data(), padded(it.count()));
+      if (o.compute == Compute::per_op && s + 1 < chain.size())
+        round_through(y.format, st.buf.data(), it, o, s, st.scratch);
     }
-    write_item(y, it, buf.data(), o, last, codes);
-  }
+    write_item(y, it, st.buf.data(), o, last, st.codes);
+  });
 }
 
 void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, const Output& y,
@@ -571,26 +798,49 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
       o.compute != Compute::fp64 && o.overflow == Overflow::ieee && a.layout.is_contiguous() &&
       b.layout.is_contiguous() && y.layout.is_contiguous()) {
     done = n / kPad * kPad;
-    apply(op, alpha, static_cast<const float*>(a.data), static_cast<const float*>(b.data),
-          static_cast<float*>(y.data), done);
+    for_chunks(done, o.threads, [&](std::size_t first, std::size_t count) {
+      apply(op, alpha, static_cast<const float*>(a.data) + first, static_cast<const float*>(b.data) + first,
+            static_cast<float*>(y.data) + first, count);
+    });
     if (done == n) return;
   }
   Walker walk({&y.layout, &a.layout, &b.layout}, done);
-  Item it;
-  std::vector<float> fa(padded(kChunk), 0.0f), fb(padded(kChunk), 0.0f), fc(padded(kChunk), 0.0f);
-  std::vector<double> dbuf(o.compute == Compute::fp64 ? kChunk : 0);
-  std::vector<unsigned char> codes(kChunk * 4);
-  while (walk.next(it)) {
-    read_item(a, 1, it, fa.data(), codes);
-    read_item(b, 2, it, fb.data(), codes);
-    if (o.compute == Compute::fp64) {
-      for (std::size_t i = 0; i < it.count; ++i) dbuf[i] = apply_double(op, alpha, fa[i], fb[i]);
-      write_item(y, it, dbuf.data(), o, 0, codes);
-      continue;
+  walk.set_data({{y.data, element_bytes(y.format)}, {a.data, element_bytes(a.format)}, {b.data, element_bytes(b.format)}});
+  // bf16, fp16, E4M3 or E5M2 throughout, to nearest-even: the fused kernels.
+  if (a.format == y.format && b.format == y.format && o.round == Round::nearest_even && o.compute != Compute::fp64) {
+    FusedArgs f{.binary = true, .unary = Unary::identity, .binary_op = op, .param = alpha, .a = nullptr,
+                .b = nullptr, .out = nullptr, .n = 0, .overflow = o.overflow,
+                .float_arithmetic_exact = float_arithmetic_exact()};
+    if (fused_elementwise(y.format, f)) {
+      for_items(walk, n - done, o.threads, [] { return std::vector<unsigned char>(3 * kChunk * 4); },
+                [&](const Item& it, std::vector<unsigned char>& codes) {
+                  FusedArgs g = f;
+                  g.a = item_codes(a.format, a.data, 1, it, codes.data());
+                  g.b = item_codes(b.format, b.data, 2, it, codes.data() + kChunk * 4);
+                  g.out = item_target(y, it, codes.data() + 2 * kChunk * 4);
+                  g.n = it.count();
+                  fused_elementwise(y.format, g);
+                  write_codes(y, it, g.out);
+                });
+      return;
     }
-    apply(op, alpha, fa.data(), fb.data(), fc.data(), padded(it.count));
-    write_item(y, it, fc.data(), o, 0, codes);
   }
+  struct State {
+    std::vector<float> fa = std::vector<float>(padded(kChunk), 0.0f), fb = fa, fc = fa;
+    std::vector<double> dbuf = std::vector<double>(kChunk);
+    std::vector<unsigned char> codes = std::vector<unsigned char>(kChunk * 4);
+  };
+  for_items(walk, n - done, o.threads, [] { return State{}; }, [&](const Item& it, State& st) {
+    read_item(a, 1, it, st.fa.data(), st.codes);
+    read_item(b, 2, it, st.fb.data(), st.codes);
+    if (o.compute == Compute::fp64) {
+      for (std::size_t i = 0; i < it.count(); ++i) st.dbuf[i] = apply_double(op, alpha, st.fa[i], st.fb[i]);
+      write_item(y, it, st.dbuf.data(), o, 0, st.codes);
+      return;
+    }
+    apply(op, alpha, st.fa.data(), st.fb.data(), st.fc.data(), padded(it.count()));
+    write_item(y, it, st.fc.data(), o, 0, st.codes);
+  });
 }
 
 void triu(const Operand& x, const Output& y, std::ptrdiff_t diagonal) {

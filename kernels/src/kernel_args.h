@@ -7,6 +7,7 @@
 
 #include "dispatch.h"  // every user of these arguments dispatches
 #include "lplab/kernels/convert.h"
+#include "lplab/kernels/elementwise.h"
 
 namespace lplab::kernels {
 
@@ -32,5 +33,27 @@ struct DecodeArgs {
   // multiplying.
   bool float_arithmetic_exact;
 };
+
+// One fused elementwise call (fused.cpp): out[i] = op(a[i]) or
+// op(a[i], b[i]) for n codes of one format, decoded, computed and rounded to
+// nearest-even in registers.
+struct FusedArgs {
+  bool binary;
+  Unary unary;        // when !binary
+  Binary binary_op;   // when binary
+  float param;        // scale's factor, axpy's alpha
+  const void* a;
+  const void* b;      // when binary
+  void* out;
+  std::size_t n;
+  Overflow overflow;
+  bool float_arithmetic_exact;  // as EncodeArgs'
+};
+
+namespace detail {
+// Runs a fused call on this thread's target; false (nothing done) where it
+// does not serve the format, op or policy.
+bool fused_elementwise(FormatId format, const FusedArgs& args);
+}  // namespace detail
 
 }  // namespace lplab::kernels

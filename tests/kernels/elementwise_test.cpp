@@ -315,6 +315,60 @@ TEST(Elementwise, strided_views_match_contiguous_copies) {
   EXPECT_EQ(v, (std::vector<float>{0, 2, 0, 4}));
 }
 
+// The engine's fast paths against a scalar loop over the elements, on every
+// target: transposed tiles (copied by register transposes of 16-byte
+// blocks) of 1-, 2- and 4-byte formats, in and out, at a size that leaves
+// partial blocks and tiles; one-byte inputs (a 256-entry table of the chain)
+// under every deterministic rounding and both overflow policies; and the
+// same on two threads, which must not change a bit.
+template <class T>
+void check_transposed_and_threads() {
+  const std::size_t rows = 83, cols = 781;  // 64,823 elements; on two threads: 1003 x 781
+  std::mt19937 rng(31);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (std::size_t r0 : {rows, std::size_t{1003}}) {
+    std::vector<T> buf(r0 * cols);
+    for (auto& v : buf) v = T(normal(rng));
+    for (std::size_t i = 0; i < buf.size(); i += 7) buf[i] = T(-static_cast<float>(buf[i]));
+    const View<const T> x = View<const T>(buf.data(), {cols, r0}).transpose(0, 1);  // r0 x cols, strides {1, r0}
+    std::vector<T> ys(r0 * cols), yt(r0 * cols);
+    const View<T> y(ys.data(), {r0, cols});
+    const View<T> y_t = View<T>(yt.data(), {cols, r0}).transpose(0, 1);  // the output transposed too
+    const unsigned threads = r0 == rows ? 1 : 2;
+    for (Round r : kRounds)
+      for (Overflow o : {Overflow::ieee, Overflow::saturate}) {
+        // On two threads: the policies whose element order matters.
+        if (threads > 1 && (o == Overflow::saturate || (r != Round::nearest_even && r != Round::stochastic))) continue;
+        on_every_target([&] {
+          const ElementwiseOptions opt{.round = r, .overflow = o, .seed = 4, .threads = threads};
+          scale(x, -1.25f, y, opt);
+          scale(x, -1.25f, y_t, opt);
+          for (std::size_t i = 0; i < r0; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+              const std::uint32_t bits = r == Round::stochastic ? stochastic_bits(4, i * cols + j) : 0;
+              const T want = lplab::convert<T>(-1.25f * static_cast<float>(x(i, j)), r, o, nullptr, bits);
+              ASSERT_TRUE(same_bits(y(i, j), want)) << i << ", " << j << " rounding " << static_cast<int>(r);
+              ASSERT_TRUE(same_bits(y_t(i, j), want)) << i << ", " << j << " rounding " << static_cast<int>(r);
+            }
+          add(x, y, y_t, opt);
+          for (std::size_t i = 0; i < r0; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+              const std::uint32_t bits = r == Round::stochastic ? stochastic_bits(4, i * cols + j) : 0;
+              const T want = lplab::convert<T>(static_cast<float>(x(i, j)) + static_cast<float>(y(i, j)), r, o,
+                                               nullptr, bits);
+              ASSERT_TRUE(same_bits(y_t(i, j), want)) << i << ", " << j;
+            }
+        });
+      }
+  }
+}
+
+TEST(Elementwise, transposed_tiles_tables_and_threads_match_a_scalar_loop) {
+  check_transposed_and_threads<float8_e4m3fn>();
+  check_transposed_and_threads<bfloat16>();
+  check_transposed_and_threads<float>();
+}
+
 // Rank 3, non-contiguous in every way the engine tiles: dims 0 and 2
 // swapped (the last dimension steps through memory), a sliced middle
 // dimension, an output with gaps; tiles cross matrices and rows of tiles.

@@ -73,6 +73,10 @@ struct ElementwiseOptions {
   // Round::stochastic: the rounding after step s of the element with
   // row-major index i uses stochastic_bits(seed + s, i).
   std::uint64_t seed = 0;
+  // Worker threads for large arrays (at least 256K elements each): 1 (the
+  // default) runs on the calling thread, 0 uses every core. Results do not
+  // depend on it.
+  unsigned threads = 1;
 };
 
 // How a reduction accumulates (reductions visit elements in row-major order).

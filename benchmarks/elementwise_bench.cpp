@@ -1,0 +1,202 @@
+// Elementwise ops on low-precision tensors out of cache, every figure beside
+// its baselines from the same run:
+//  - memcpy of the bytes the op moves (the memory-speed roof of one core);
+//  - lplab's scalar path: a loop of scalar conversions around the same op
+//    (lplab::convert, the core every fast path equals bit for bit);
+// for relu, scale and add in float, bf16, fp16, E4M3 and E5M2, on a
+// contiguous and a transposed input, on every SIMD target this CPU runs (one
+// thread), and on every core (threads = 0, best target). A table at the end
+// gives each rate in bytes moved per second, its ratio to memcpy and the
+// transposed / contiguous ratio, with the CPU model.
+//
+//   build/release/benchmarks/elementwise_bench --benchmark_min_time=0.3
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lplab/kernels.h"
+
+namespace {
+
+using lplab::kernels::View;
+
+constexpr std::size_t kRows = 4096, kCols = 4096;  // 16M elements: out of every cache of one core
+constexpr const char* kOps[] = {"relu", "scale", "add"};
+constexpr const char* kFormats[] = {"float", "bf16", "fp16", "e4m3", "e5m2"};
+constexpr int kMaxTargets = 6;
+
+std::map<std::string, double>& rates() {
+  static std::map<std::string, double> r;
+  return r;
+}
+
+template <class T>
+std::vector<T> normal(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(dist(rng));
+  return v;
+}
+
+void bytes(benchmark::State& state, double per_iteration) {
+  state.counters["B/s"] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// memcpy of n bytes (n read, n written).
+void BM_memcpy(benchmark::State& state, std::size_t n) {
+  std::vector<unsigned char> src(n, 1), dst(n);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), n);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  bytes(state, 2.0 * static_cast<double>(n));
+}
+
+float apply(int op, float a, float b) {
+  switch (op) {
+    case 0: return a > 0 ? a : (std::isnan(a) ? a : 0.0f);
+    case 1: return 0.5f * a;
+    default: return a + b;
+  }
+}
+
+// op on a 4096 x 4096 tensor (transposed: the input viewed as its
+// transpose), on SIMD target `target` (index into simd_targets(); -1: best)
+// with `threads` threads.
+template <class T>
+void BM_op(benchmark::State& state, int op, bool transposed, int target, unsigned threads) {
+  const auto targets = lplab::kernels::simd_targets();
+  if (target >= static_cast<int>(targets.size())) {
+    state.SkipWithError("target not available on this CPU");
+    return;
+  }
+  lplab::kernels::ScopedSimdTarget pin(target < 0 ? targets.front().id : targets[static_cast<std::size_t>(target)].id);
+  const std::size_t n = kRows * kCols;
+  const auto x = normal<T>(n, 3), x2 = normal<T>(n, 4);
+  std::vector<T> y(n);
+  View<const T> vx(x.data(), {kRows, kCols}), vx2(x2.data(), {kRows, kCols});
+  if (transposed) vx = vx.transpose(0, 1);
+  const View<T> vy(y.data(), {kRows, kCols});
+  const lplab::kernels::ElementwiseOptions o{.threads = threads};
+  for (auto _ : state) {
+    switch (op) {
+      case 0: lplab::kernels::relu(vx, vy, o); break;
+      case 1: lplab::kernels::scale(vx, 0.5f, vy, o); break;
+      default: lplab::kernels::add(vx, vx2, vy, o); break;
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  bytes(state, static_cast<double>(n * sizeof(T)) * (op == 2 ? 3 : 2));
+  state.SetLabel(lplab::kernels::current_simd_target().name);
+}
+
+// The scalar path: decode, op and round element by element with the core.
+template <class T>
+void BM_scalar(benchmark::State& state, int op) {
+  const std::size_t n = kRows * kCols;
+  const auto x = normal<T>(n, 3), x2 = normal<T>(n, 4);
+  std::vector<T> y(n);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < n; ++i)
+      y[i] = lplab::convert<T>(apply(op, static_cast<float>(x[i]), static_cast<float>(x2[i])));
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  bytes(state, static_cast<double>(n * sizeof(T)) * (op == 2 ? 3 : 2));
+}
+
+template <class T>
+void register_format(const std::string& name, int targets) {
+  for (int op = 0; op < 3; ++op) {
+    const std::string base = std::string(kOps[op]) + "/" + name;
+    for (bool tr : {false, true}) {
+      const std::string layout = tr ? "/transposed" : "/contiguous";
+      for (int t = 0; t < targets; ++t)
+        benchmark::RegisterBenchmark((base + layout + "/target:" + std::to_string(t)).c_str(), BM_op<T>, op, tr, t, 1u)
+            ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark((base + layout + "/threads:all").c_str(), BM_op<T>, op, tr, -1, 0u)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+    if constexpr (!std::is_same_v<T, float>)
+      benchmark::RegisterBenchmark(("scalar/" + base).c_str(), BM_scalar<T>, op)->Unit(benchmark::kMillisecond);
+  }
+}
+
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
+      const auto it = r.counters.find("B/s");
+      if (it == r.counters.end()) continue;
+      std::string name = r.benchmark_name();
+      if (const auto p = name.find("_median"); p != std::string::npos) name.erase(p);
+      if (const auto p = name.find("/real_time"); p != std::string::npos) name.erase(p);
+      rates()[name] = it->second.value;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+double rate(const std::string& name) {
+  const auto it = rates().find(name);
+  return it == rates().end() ? NAN : it->second;
+}
+
+void summary() {
+  const auto targets = lplab::kernels::simd_targets();
+  const int nt = std::min<int>(kMaxTargets, static_cast<int>(targets.size()));
+  std::printf("\nCPU: %s; %u hardware threads; 4096 x 4096 elements; rates in GB/s moved (read + written)\n",
+              lplab::kernels::cpu_model().c_str(), std::thread::hardware_concurrency());
+  const std::size_t sizes[] = {4, 2, 2, 1, 1};
+  std::printf("%-12s %-8s %-10s %8s %7s %8s %7s %9s %8s\n", "op/format", "target", "memcpy", "contig", "x copy",
+              "transp", "x copy", "tr/contig", "x scalar");
+  for (int f = 0; f < 5; ++f) {
+    const double copy = rate("memcpy/" + std::to_string(kRows * kCols * sizes[f]));
+    for (const char* op : kOps) {
+      const std::string base = std::string(op) + "/" + kFormats[f];
+      const double scalar = rate("scalar/" + base);
+      auto line = [&](const std::string& which, const std::string& label) {
+        const double c = rate(base + "/contiguous/" + which), t = rate(base + "/transposed/" + which);
+        std::printf("%-12s %-8s %10.2f %8.2f %6.2fx %8.2f %6.2fx %8.2fx %7.1fx\n", base.c_str(), label.c_str(),
+                    copy / 1e9, c / 1e9, c / copy, t / 1e9, t / copy, t / c, c / scalar);
+      };
+      for (int t = 0; t < nt; ++t) line("target:" + std::to_string(t), targets[static_cast<std::size_t>(t)].name);
+      line("threads:all", "all/" + targets.front().name);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  const int targets = std::min<int>(kMaxTargets, static_cast<int>(lplab::kernels::simd_targets().size()));
+  for (std::size_t size : {1, 2, 4})
+    benchmark::RegisterBenchmark(("memcpy/" + std::to_string(kRows * kCols * size)).c_str(), BM_memcpy,
+                                 kRows * kCols * size);
+  register_format<float>("float", targets);
+  register_format<lplab::bfloat16>("bf16", targets);
+  register_format<lplab::float16>("fp16", targets);
+  register_format<lplab::float8_e4m3fn>("e4m3", targets);
+  register_format<lplab::float8_e5m2>("e5m2", targets);
+  benchmark::AddCustomContext("cpu_model", lplab::kernels::cpu_model());
+  Collector reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  summary();
+  benchmark::Shutdown();
+  return 0;
+}
