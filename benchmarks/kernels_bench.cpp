@@ -139,6 +139,32 @@ void BM_mxfp4_quantize_packed(benchmark::State& state) {
   state.SetLabel(lplab::kernels::current_simd_target().name);
 }
 
+// Out of cache on every core (threads = 0) and on one: float -> E4M3, float
+// -> bf16, MXFP8 and MXFP4 (packed) quantization, the ratio in the summary.
+void BM_threads(benchmark::State& state, int kind, unsigned threads) {
+  const std::size_t n = kOutOfCache;
+  const auto& in = inputs(n);
+  std::vector<lplab::float8_e4m3fn> e4m3(n);
+  std::vector<lplab::bfloat16> bf16(kind == 1 ? n : 0);
+  std::vector<std::uint8_t> bytes(lplab::kernels::packed_bytes<lplab::float4_e2m1fn>(n));
+  std::vector<lplab::float8_e8m0fnu> scales(n / 32);
+  const lplab::kernels::ConvertOptions o{.threads = threads};
+  for (auto _ : state) {
+    switch (kind) {
+      case 0: lplab::kernels::convert(std::span<const float>(in), std::span(e4m3), o); break;
+      case 1: lplab::kernels::convert(std::span<const float>(in), std::span(bf16), o); break;
+      case 2: lplab::kernels::quantize(lplab::kernels::mxfp8_e4m3, std::span<const float>(in), std::span(e4m3),
+                                       std::span(scales), nullptr, threads); break;
+      default: lplab::kernels::quantize_packed(lplab::kernels::mxfp4, std::span<const float>(in), std::span(bytes),
+                                               std::span(scales), nullptr, threads); break;
+    }
+    benchmark::DoNotOptimize(e4m3.data());
+    benchmark::DoNotOptimize(bytes.data());
+    benchmark::ClobberMemory();
+  }
+  record(state, n);
+}
+
 // --- baselines -----------------------------------------------------------
 
 // lplab's scalar core, one call per value.
@@ -267,8 +293,9 @@ void register_all() {
   from("bulk/float->e4m3", BM_bulk_from_float<lplab::float8_e4m3fn>, rne, target_args, sizes_all);
   from("bulk/float->e5m2", BM_bulk_from_float<lplab::float8_e5m2>, rne, target_args, sizes_all);
   from("bulk/float->fp16", BM_bulk_from_float<lplab::float16>, four, best, sizes_all);
-  from("bulk/float->bf16", BM_bulk_from_float<lplab::bfloat16>, rne, best, sizes_all);
-  from("bulk/float->e2m1", BM_bulk_from_float<lplab::float4_e2m1fn>, rne, best, sizes_all);
+  from("bulk/float->bf16", BM_bulk_from_float<lplab::bfloat16>, rne, target_args, sizes_all);
+  from("bulk/float->fp16 rne", BM_bulk_from_float<lplab::float16>, rne, target_args, sizes_all);
+  from("bulk/float->e2m1", BM_bulk_from_float<lplab::float4_e2m1fn>, rne, target_args, sizes_all);
   from("bulk/float->e2m3", BM_bulk_from_float<lplab::float6_e2m3fn>, rne, best, sizes_in);
   from("bulk/float->e8m0", BM_bulk_from_float<lplab::float8_e8m0fnu>, rne, best, sizes_in);
   from("bulk/float->e4m3 stochastic", BM_bulk_from_float<lplab::float8_e4m3fn>,
@@ -279,14 +306,21 @@ void register_all() {
   };
   to("bulk/e4m3->float", BM_bulk_to_float<lplab::float8_e4m3fn>, target_args, sizes_all);
   to("bulk/e5m2->float", BM_bulk_to_float<lplab::float8_e5m2>, target_args, sizes_all);
-  to("bulk/fp16->float", BM_bulk_to_float<lplab::float16>, best, sizes_all);
-  to("bulk/bf16->float", BM_bulk_to_float<lplab::bfloat16>, best, sizes_all);
+  to("bulk/fp16->float", BM_bulk_to_float<lplab::float16>, target_args, sizes_all);
+  to("bulk/bf16->float", BM_bulk_to_float<lplab::bfloat16>, target_args, sizes_all);
+  to("bulk/e2m1->float", BM_bulk_to_float<lplab::float4_e2m1fn>, target_args, sizes_all);
 
   auto base = [&](const char* name, auto fn, const std::vector<std::int64_t>& sizes) {
     benchmark::RegisterBenchmark(name, fn)->ArgsProduct({sizes})->ArgNames({"n"});
   };
   base("mx/float->mxfp8_e4m3", BM_mxfp8_quantize, sizes_all);
   base("mx/float->mxfp4 packed", BM_mxfp4_quantize_packed, sizes_all);
+  const char* kinds[] = {"float->e4m3", "float->bf16", "mxfp8_e4m3", "mxfp4 packed"};
+  for (int k = 0; k < 4; ++k)
+    for (unsigned threads : {1u, 0u})
+      benchmark::RegisterBenchmark(("threads/" + std::string(kinds[k]) + (threads == 0 ? "/all" : "/one")).c_str(),
+                                   BM_threads, k, threads)
+          ->UseRealTime();
   base("scalar/float->e4m3", BM_scalar_from_float<lplab::float8_e4m3fn>, sizes_in);
   base("scalar/float->e5m2", BM_scalar_from_float<lplab::float8_e5m2>, sizes_in);
   base("copy/4->1 bytes", BM_copy_bytes<std::uint8_t>, sizes_all);
@@ -311,6 +345,7 @@ class Collector : public benchmark::ConsoleReporter {
       if (it == r.counters.end()) continue;
       std::string name = r.benchmark_name();
       if (const auto p = name.find("_median"); p != std::string::npos) name.erase(p);
+      if (const auto p = name.find("/real_time"); p != std::string::npos) name.erase(p);
       rates()[name] = it->second.value;
       labels_[name] = r.report_label;
     }
@@ -362,6 +397,11 @@ void summary(const Collector& c) {
   line("mx/float->mxfp8_e4m3/" + in, "bulk/float->e4m3/" + in + "/target:0" + rne, "plain float->e4m3");
   line("mx/float->mxfp4 packed/" + in, "bulk/float->e2m1/" + in + "/target:0" + rne, "plain float->e2m1");
   line("mx/float->mxfp8_e4m3/" + out, "copy/4->1 bytes/" + out, "copy of the same bytes");
+  std::printf("\nout of cache (%zu values), every core against one (G values/s):\n", kOutOfCache);
+  for (const char* k : {"float->e4m3", "float->bf16", "mxfp8_e4m3", "mxfp4 packed"}) {
+    const double one = rate(std::string("threads/") + k + "/one"), all = rate(std::string("threads/") + k + "/all");
+    std::printf("  %-14s %8.3f %8.3f  %.2fx\n", k, one / 1e9, all / 1e9, all / one);
+  }
   std::printf("\nper target, in cache (float->e4m3 / e4m3->float, G values/s):\n");
   const auto targets = lplab::kernels::simd_targets();
   for (std::size_t t = 0; t < targets.size() && t < kMaxTargets; ++t) {

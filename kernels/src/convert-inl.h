@@ -504,6 +504,26 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
   const VU k_mag_mask = hn::Set(du, static_cast<std::uint32_t>(L::mag_mask));
   // 2^(127 - bias), a normal float for every vector format with E < 8.
   const auto k_scale = hn::Set(df, static_cast<float>(lplab::detail::exp2i(L::E < 8 ? 127 - D.bias : 0)));
+  constexpr bool kIeee16 = L::bits == 16 && D.encoding == Encoding::ieee && D.has_subnormals && D.is_signed;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kIeee16 && L::E == 5 && D.bias == 15 && kMul) {
+    // binary16: F16C's vcvtph2ps, exact (subnormals included while DAZ is
+    // off, which kMul says), NaNs quieted with their payload, as below.
+#if HWY_TARGET == HWY_AVX2
+    return hn::Vec<decltype(df)>{_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))};
+#else
+    return hn::Vec<decltype(df)>{_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
+#endif
+  }
+#endif
+  if constexpr (kIeee16 && L::E == 8 && D.bias == 127) {
+    // bfloat16: the code is float's high half; a NaN gets the quiet bit.
+    // (The magnitude is below 2^31: a signed compare, one instruction on x86.)
+    const VU bits = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(dc, p)));
+    const VU quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
+    const auto nan = hn::Gt(hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7FFFFFFFu))), hn::Set(di, 0x7F800000));
+    return hn::BitCast(df, hn::IfThenElse(hn::RebindMask(du, nan), quiet, bits));
+  }
     // Bits above the format's width are ignored, as Float::from_bits does.
     VU c = hn::PromoteTo(du, hn::LoadU(dc, p));
     if constexpr (L::bits != 8 * sizeof(Code)) c = hn::And(c, k_code_mask);
@@ -556,28 +576,33 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
   return hn::BitCast(df, bits);
 }
 
-template <Descriptor D>
-HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
-  using Code = lplab::detail::code_t<D>;
+// Whole vectors of codes [0, n) to floats, two at a time; returns how many
+// were done. (A function, not a lambda capturing by reference: a closure's
+// captures are reloaded after every store that might alias them.)
+template <Descriptor D, bool kMul, class Code>
+HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
   const hn::ScalableTag<std::uint32_t> du;
   const hn::RebindToFloat<decltype(du)> df;
   const hn::Rebind<Code, decltype(du)> dc;
   const std::size_t N = hn::Lanes(du);
+  std::size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
+    const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
+    hn::StoreU(f0, df, out + i);
+    hn::StoreU(f1, df, out + i + N);
+  }
+  for (; i + N <= n; i += N) hn::StoreU(DecodeVector<D, kMul>(du, dc, in + i), df, out + i);
+  return i;
+}
+
+template <Descriptor D>
+HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
+  using Code = lplab::detail::code_t<D>;
   const Code* HWY_RESTRICT in = static_cast<const Code*>(a.in);
   float* HWY_RESTRICT out = a.out;
   const std::size_t n = a.n;
-  auto run = [&]<bool kMul>() {
-    std::size_t i = 0;
-    for (; i + 2 * N <= n; i += 2 * N) {
-      const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
-      const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
-      hn::StoreU(f0, df, out + i);
-      hn::StoreU(f1, df, out + i + N);
-    }
-    for (; i + N <= n; i += N) hn::StoreU(DecodeVector<D, kMul>(du, dc, in + i), df, out + i);
-    return i;
-  };
-  std::size_t i = a.float_arithmetic_exact ? run.template operator()<true>() : run.template operator()<false>();
+  std::size_t i = a.float_arithmetic_exact ? DecodeVectors<D, true>(in, out, n) : DecodeVectors<D, false>(in, out, n);
   for (; i < n; ++i) {
     out[i] = lplab::detail::bit_cast<float>(
         lplab::detail::convert_code<lplab::detail::binary32, D>(in[i], Round::nearest_even,

@@ -40,7 +40,9 @@ HWY_ATTR void ApplyUnaryF32(Unary op, float param, const float* src, float* dst,
   const std::size_t N = hn::Lanes(d);
   HWY_ASSERT(64 % N == 0);  // vectors of at most 64 floats (SVE/RVV beyond that: not supported)
   const auto p = hn::Set(d, param);
-  auto each = [&](auto f) HWY_ATTR {
+  // (Pointers captured by value: a closure's references are reloaded after
+  // every store that might alias them.)
+  auto each = [d, N, src, dst, n](auto f) HWY_ATTR {
     for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, src + i)), d, dst + i);
   };
   switch (op) {
@@ -74,7 +76,7 @@ HWY_ATTR void ApplyBinaryF32(Binary op, float alpha, const float* a, const float
   const std::size_t N = hn::Lanes(d);
   HWY_ASSERT(64 % N == 0);
   const auto al = hn::Set(d, alpha);
-  auto each = [&](auto f) HWY_ATTR {
+  auto each = [d, N, a, b, out, n](auto f) HWY_ATTR {
     for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
   };
   switch (op) {
@@ -114,6 +116,25 @@ HWY_ATTR void LookupBytes(const std::uint8_t* HWY_RESTRICT table, const std::uin
   }
 #endif
   for (; i < n; ++i) out[i] = table[in[i]];
+}
+
+// out[i] = table[a[i] | b[i] << 8] for n bytes: a binary op on two one-byte
+// operands as its 65,536-entry table (entries zero-extended to 32 bits,
+// for the gather: vpgatherdd on AVX2 and AVX-512).
+HWY_ATTR void LookupPairs(const std::uint32_t* HWY_RESTRICT table, const std::uint8_t* a, const std::uint8_t* b,
+                          std::uint8_t* out, std::size_t n) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<std::int32_t> di;
+  const hn::Rebind<std::uint8_t, decltype(di)> d8;
+  const std::size_t N = hn::Lanes(di);
+  const auto* t = reinterpret_cast<const std::int32_t*>(table);
+  for (; i + N <= n; i += N) {
+    const auto idx = hn::Or(hn::PromoteTo(di, hn::LoadU(d8, a + i)), hn::ShiftLeft<8>(hn::PromoteTo(di, hn::LoadU(d8, b + i))));
+    hn::StoreU(hn::DemoteTo(d8, hn::GatherIndex(di, t, idx)), d8, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(table[a[i] | b[i] << 8]);
 }
 
 // dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols
@@ -185,6 +206,7 @@ namespace lplab::kernels {
 HWY_EXPORT(ApplyUnaryF32);
 HWY_EXPORT(ApplyBinaryF32);
 HWY_EXPORT(LookupBytes);
+HWY_EXPORT(LookupPairs);
 HWY_EXPORT(TransposeCodes);
 
 const char* unary_name(Unary op) {
@@ -218,10 +240,14 @@ constexpr std::size_t kChunk = 4096;  // elements per item: 8 KiB of floats, a b
 constexpr std::size_t kPad = 64;      // the SIMD kernels run whole multiples of 64 floats
 constexpr std::size_t kMaxSteps = 16;
 constexpr std::size_t kTileCols = 64;  // a tile's width where an operand steps through memory along a row (64 rows tall)
+// Tiles per band of a matrix (Walker::item): 1024 columns of 64-wide tiles.
+constexpr std::size_t kBand = 16;
 // Threads only pay off on large arrays: at least 256K elements each (as the conversion).
 constexpr std::size_t kPerThread = std::size_t{1} << 18;
-// A one-byte input's table (256 computed elements) pays off from this many elements.
+// A one-byte input's table (256 computed elements) pays off from this many
+// elements, a binary op's on two one-byte inputs (65,536) from kPairTableFrom.
 constexpr std::size_t kTableFrom = 4096;
+constexpr std::size_t kPairTableFrom = std::size_t{1} << 19;
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
 
@@ -387,7 +413,22 @@ class Walker {
     }
     const std::size_t per_matrix = tiles_r_ * tiles_c_;
     const std::size_t outer = t / per_matrix;
-    const std::size_t tr = t % per_matrix / tiles_c_, tc = t % tiles_c_;
+    // Within a matrix, bands of kBand tile columns (the last band narrower),
+    // each walked row of tiles by row of tiles: a band's memory pages stay
+    // in the TLB while the rows of tiles go by.
+    std::size_t in_matrix = t % per_matrix, tr, tc;
+    const std::size_t full_bands = tiles_c_ / kBand, in_full = full_bands * kBand * tiles_r_;
+    if (in_matrix < in_full) {
+      const std::size_t band = in_matrix / (kBand * tiles_r_);
+      in_matrix %= kBand * tiles_r_;
+      tr = in_matrix / kBand;
+      tc = band * kBand + in_matrix % kBand;
+    } else {
+      const std::size_t width = tiles_c_ - full_bands * kBand;
+      in_matrix -= in_full;
+      tr = in_matrix / width;
+      tc = full_bands * kBand + in_matrix % width;
+    }
     const std::size_t r0 = tr * tile_rows_, c0 = tc * tile_cols_;
     it.rows = std::min(tile_rows_, rows_ - r0);
     it.cols = std::min(tile_cols_, cols_ - c0);
@@ -572,6 +613,15 @@ void for_chunks(std::size_t n, unsigned threads, Body body) {
   for_row_bands(chunks, t, [&](std::size_t first, std::size_t count) {
     for (std::size_t k = first; k < first + count; ++k) body(k * kChunk, std::min(kChunk, n - k * kChunk));
   });
+}
+
+// out[i] = table[a[i] | b[i] << 8] for codes of 2 or 4 bytes.
+template <class Code>
+void lookup_pairs_wide(const unsigned char* table, const std::uint8_t* a, const std::uint8_t* b, void* out,
+                       std::size_t n) {
+  const auto* t = reinterpret_cast<const Code*>(table);
+  auto* o = static_cast<Code*>(out);
+  for (std::size_t i = 0; i < n; ++i) o[i] = t[a[i] | b[i] << 8];
 }
 
 // out[i] = table[in[i]] for codes of 2 or 4 bytes.
@@ -806,6 +856,41 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
   }
   Walker walk({&y.layout, &a.layout, &b.layout}, done);
   walk.set_data({{y.data, element_bytes(y.format)}, {a.data, element_bytes(a.format)}, {b.data, element_bytes(b.format)}});
+  // Two one-byte inputs under a rounding that draws nothing: y is a function
+  // of the pair of codes, so the engine below computes all 65,536 pairs once
+  // and every element is a lookup (a gather) in that table.
+  const std::size_t out_bytes = element_bytes(y.format);
+  if (element_bytes(a.format) == 1 && element_bytes(b.format) == 1 && o.round != Round::stochastic &&
+      n - done >= kPairTableFrom) {
+    std::vector<std::uint8_t> first(65536), second(65536);
+    for (std::size_t i = 0; i < 65536; ++i) {
+      first[i] = static_cast<std::uint8_t>(i);
+      second[i] = static_cast<std::uint8_t>(i >> 8);
+    }
+    std::vector<unsigned char> table(65536 * out_bytes);
+    const Layout all({std::size_t{65536}});
+    ElementwiseOptions one = o;
+    one.threads = 1;
+    map_binary(op, alpha, {a.format, first.data(), all}, {b.format, second.data(), all}, {y.format, table.data(), all},
+               one);
+    std::vector<std::uint32_t> wide(out_bytes == 1 ? 65536 : 0);
+    std::copy(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(wide.size()), wide.begin());
+    const auto lookup = LPLAB_DISPATCH(LookupPairs);
+    for_items(walk, n - done, o.threads, [] { return std::vector<unsigned char>(3 * kChunk * 4); },
+              [&](const Item& it, std::vector<unsigned char>& codes) {
+                const auto* ca = static_cast<const std::uint8_t*>(item_codes(a.format, a.data, 1, it, codes.data()));
+                const auto* cb =
+                    static_cast<const std::uint8_t*>(item_codes(b.format, b.data, 2, it, codes.data() + kChunk * 4));
+                void* out = item_target(y, it, codes.data() + 2 * kChunk * 4);
+                switch (out_bytes) {
+                  case 1: lookup(wide.data(), ca, cb, static_cast<std::uint8_t*>(out), it.count()); break;
+                  case 2: lookup_pairs_wide<std::uint16_t>(table.data(), ca, cb, out, it.count()); break;
+                  default: lookup_pairs_wide<std::uint32_t>(table.data(), ca, cb, out, it.count()); break;
+                }
+                write_codes(y, it, out);
+              });
+    return;
+  }
   // bf16, fp16, E4M3 or E5M2 throughout, to nearest-even: the fused kernels.
   if (a.format == y.format && b.format == y.format && o.round == Round::nearest_even && o.compute != Compute::fp64) {
     FusedArgs f{.binary = true, .unary = Unary::identity, .binary_op = op, .param = alpha, .a = nullptr,

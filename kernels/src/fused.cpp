@@ -4,9 +4,8 @@
 // of the same format, the correctly rounded ops, nearest-even and either
 // overflow policy. Each step is the one the chunked engine runs
 // (elementwise.cpp), vector for vector:
-//   1. decode: convert-inl.h's DecodeVector, or F16C's exact vcvtph2ps for
-//      binary16 (while DAZ is clear, as the conversion's F16C paths), or
-//      for bfloat16 the code shifted into float's high half;
+//   1. decode: convert-inl.h's DecodeVector (F16C's vcvtph2ps for
+//      binary16), for bfloat16 the code shifted into float's high half;
 //   2. the op: ops-inl.h's UnaryVector / BinaryVector;
 //   3. round: F16C's vcvtps2ph for binary16, bfloat16's add-and-truncate
 //      under IEEE overflow, else FastNormalVector, and the vectors it
@@ -34,27 +33,16 @@ template <Descriptor D>
 constexpr bool kBfloat16 = lplab::detail::Layout<D>::E == 8 && lplab::detail::Layout<D>::M == 7 &&
                            D.bias == 127 && D.encoding == Encoding::ieee;
 
-// Step 1: one vector of codes at p as floats.
+// Step 1: one vector of codes at p as floats (DecodeVector: F16C's exact
+// vcvtph2ps for binary16 while DAZ is clear, bfloat16 by a shift), except
+// that for bfloat16 a signalling NaN may stay signalling: every op quiets
+// it as the engine's decode does (NaN operands of arithmetic come out quiet,
+// payload kept; relu and identity quiet explicitly).
 template <Descriptor D, bool kExact, class DU, class Code>
 HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> LoadDecoded(DU du, const Code* HWY_RESTRICT p) {
   const hn::RebindToFloat<DU> df;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kBinary16<D> && kExact) {
-#if HWY_TARGET == HWY_AVX2
-    return hn::Vec<decltype(df)>{_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))};
-#else
-    return hn::Vec<decltype(df)>{_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
-#endif
-  }
-#endif
   const hn::Rebind<Code, DU> dc;
-  if constexpr (kBfloat16<D>) {
-    // float's bits are the code's and 16 zeros: exact, but a signalling NaN
-    // stays signalling, which every op then quiets as the engine's decode
-    // does (NaN operands of arithmetic come out quiet, payload kept; relu and
-    // identity quiet explicitly).
-    return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(dc, p))));
-  }
+  if constexpr (kBfloat16<D>) return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(dc, p))));
   return DecodeVector<D, kExact>(du, dc, p);
 }
 
@@ -82,7 +70,14 @@ HWY_INLINE bool StoreRoundedFast(DU du, V x, const EncodeArgs& e, std::size_t i,
       return true;
     }
   }
-  if constexpr (kFastNormal<D, Round::nearest_even, false>) return FastNormalVector<D, Round::nearest_even>(du, x, clamp, out);
+  if constexpr (kFastNormal<D, Round::nearest_even, false>) {
+    if (FastNormalVector<D, Round::nearest_even>(du, x, clamp, out)) return true;
+  }
+  // Subnormal and zero results (common in 8-bit formats: a sum that cancels,
+  // a small product): every finite lane that does not overflow.
+  if constexpr (kFastAny<D, Round::nearest_even, false> && lplab::detail::Layout<D>::has_negative_zero) {
+    return FastFiniteVector<D, Round::nearest_even>(du, x, clamp, out);
+  }
   return false;
 }
 
@@ -98,13 +93,16 @@ HWY_INLINE void FusedLoop(const FusedArgs& args, F f) {
   const std::size_t N = hn::Lanes(du);
   const auto* a = static_cast<const Code*>(args.a);
   const auto* b = static_cast<const Code*>(args.b);
-  auto value = [&](const Code* pa, const Code* pb, std::size_t i) HWY_ATTR {
+  auto value = [du, df, f](const Code* pa, const Code* pb, std::size_t i) HWY_ATTR {
     const auto va = LoadDecoded<D, kExact>(du, pa + i);
     const auto vb = pb != nullptr ? LoadDecoded<D, kExact>(du, pb + i) : va;
     return hn::BitCast(du, f(df, va, vb));
   };
-  auto run = [&](const Code* pa, const Code* pb, void* out, std::size_t n) HWY_ATTR {
-    const EncodeArgs e{nullptr, out, n, Round::nearest_even, args.overflow, 0, 0, nullptr, kExact};
+  const Overflow overflow = args.overflow;
+  // (Everything the loops read passed or captured by value: a closure's
+  // references are reloaded after every store that might alias them.)
+  auto run = [du, N, overflow, value](const Code* pa, const Code* pb, void* out, std::size_t n) HWY_ATTR {
+    const EncodeArgs e{nullptr, out, n, Round::nearest_even, overflow, 0, 0, nullptr, kExact};
     const bool clamp = ClampsOverflow<D>(e);
     constexpr std::size_t kBlock = 512;  // vectors per pass
     std::uint32_t declined[kBlock];

@@ -11,12 +11,14 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "block_ops.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/packed.h"
+#include "row_bands.h"
 
 namespace lplab::kernels {
 namespace {
@@ -28,6 +30,8 @@ using scale_rules::kInfBits;
 // Floats per conversion call: 4 KiB on the stack, and a multiple of every
 // packing group so that packed chunks start on a byte boundary.
 constexpr std::size_t kChunk = 1024;
+// Threads only pay off on large tensors: at least 256K elements each (as the conversion).
+constexpr std::size_t kPerThread = std::size_t{1} << 18;
 
 // Largest |x| as bits (the vector kernel of block_ops.cpp; NaN bits where x
 // holds a NaN, 0 for an empty x).
@@ -101,7 +105,7 @@ void check_scheme(const char* fn, const BlockScaling<Elem, Scale>& s) {
 // pass multiplies each block by its factor.
 template <class Elem, class Scale, class Emit>
 void quantize_blocks(const char* fn, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
-                     std::span<Scale> scales, float* tensor_scale, Emit&& emit) {
+                     std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit&& emit) {
   const std::size_t n = x.size();
   const auto bs = static_cast<std::size_t>(s.block_size);
   const std::size_t blocks = scales_needed(s, n);
@@ -122,34 +126,41 @@ void quantize_blocks(const char* fn, const BlockScaling<Elem, Scale>& s, std::sp
   // multiple of 4 values (bs * group % 4 == 0).
   std::size_t group = std::max<std::size_t>(1, kChunk / bs);
   while ((group * bs) % 4 != 0) ++group;
-  std::vector<std::uint32_t> amax(group);
-  std::vector<float> factors(group);
-  std::vector<float> buf(group * bs);
-  for (std::size_t b0 = 0; b0 < blocks; b0 += group) {
-    const std::size_t nb = std::min(group, blocks - b0);
-    const std::size_t first = b0 * bs;
-    const std::size_t len = std::min(nb * bs, n - first);
-    detail::block_abs_max_bits(x.data() + first, len, bs, amax.data());
-    bool any_zero = false;
-    for (std::size_t k = 0; k < nb; ++k) {
-      plan_block(s, amax[k], s_enc, scales[b0 + k], factors[k]);
-      any_zero |= is_nonfinite(amax[k]);
-    }
-    detail::scale_blocks(x.data() + first, len, bs, factors.data(), buf.data());
-    if (te) {
-      // TE's E2M1 table: a NaN (a poisoned tensor's every element) and -0
-      // give the +0 code; an infinity saturates with the other elements.
-      for (std::size_t i = 0; i < len; ++i)
-        if (buf[i] == 0.0f || buf[i] != buf[i]) buf[i] = 0.0f;
-    } else if (any_zero) {
-      // A block with a NaN or an infinity: +0 elements (scaling.h).
+  // Groups are independent: threads take bands of them (each with its own
+  // buffers), for tensors of at least kPerThread elements a thread.
+  const std::size_t groups = (blocks + group - 1) / group;
+  unsigned t = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, n / kPerThread)));
+  detail::for_row_bands(groups, t, [&](std::size_t first_group, std::size_t count) {
+    std::vector<std::uint32_t> amax(group);
+    std::vector<float> factors(group);
+    std::vector<float> buf(group * bs);
+    for (std::size_t b0 = first_group * group; b0 < std::min(blocks, (first_group + count) * group); b0 += group) {
+      const std::size_t nb = std::min(group, blocks - b0);
+      const std::size_t first = b0 * bs;
+      const std::size_t len = std::min(nb * bs, n - first);
+      detail::block_abs_max_bits(x.data() + first, len, bs, amax.data());
+      bool any_zero = false;
       for (std::size_t k = 0; k < nb; ++k) {
-        if (!is_nonfinite(amax[k])) continue;
-        std::fill_n(buf.data() + k * bs, std::min(bs, len - k * bs), 0.0f);
+        plan_block(s, amax[k], s_enc, scales[b0 + k], factors[k]);
+        any_zero |= is_nonfinite(amax[k]);
       }
+      detail::scale_blocks(x.data() + first, len, bs, factors.data(), buf.data());
+      if (te) {
+        // TE's E2M1 table: a NaN (a poisoned tensor's every element) and -0
+        // give the +0 code; an infinity saturates with the other elements.
+        for (std::size_t i = 0; i < len; ++i)
+          if (buf[i] == 0.0f || buf[i] != buf[i]) buf[i] = 0.0f;
+      } else if (any_zero) {
+        // A block with a NaN or an infinity: +0 elements (scaling.h).
+        for (std::size_t k = 0; k < nb; ++k) {
+          if (!is_nonfinite(amax[k])) continue;
+          std::fill_n(buf.data() + k * bs, std::min(bs, len - k * bs), 0.0f);
+        }
+      }
+      emit(std::span<const float>(buf.data(), len), first);
     }
-    emit(std::span<const float>(buf.data(), len), first);
-  }
+  });
 }
 
 // Multiplies each block of y (the widened elements) by its scale and divides
@@ -185,10 +196,10 @@ void scale_blocks(const BlockScaling<Elem, Scale>& s, std::span<const Scale> sca
 template <BlockElement Elem, BlockScale Scale>
 void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
               std::span<std::type_identity_t<Elem>> elems,
-              std::span<std::type_identity_t<Scale>> scales, float* tensor_scale) {
+              std::span<std::type_identity_t<Scale>> scales, float* tensor_scale, unsigned threads) {
   check_scheme("quantize", s);
   check_size("quantize", "elems", x.size(), elems.size());
-  quantize_blocks("quantize", s, x, scales, tensor_scale,
+  quantize_blocks("quantize", s, x, scales, tensor_scale, threads,
                   [&](std::span<const float> v, std::size_t first) {
                     kernels::convert(v, elems.subspan(first, v.size()), Round::nearest_even,
                                      Overflow::saturate);
@@ -211,12 +222,12 @@ template <BlockElement Elem, BlockScale Scale>
   requires PackedFormat<Elem>
 void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
                      std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
-                     float* tensor_scale) {
+                     float* tensor_scale, unsigned threads) {
   check_scheme("quantize_packed", s);
   check_size("quantize_packed", "the byte span", packed_bytes<Elem>(x.size()), bytes.size());
-  std::vector<Elem> codes;
-  quantize_blocks("quantize_packed", s, x, scales, tensor_scale,
+  quantize_blocks("quantize_packed", s, x, scales, tensor_scale, threads,
                   [&](std::span<const float> v, std::size_t first) {
+                    thread_local std::vector<Elem> codes;  // one per worker
                     codes.resize(v.size());
                     const std::span<Elem> c(codes.data(), v.size());
                     kernels::convert(v, c, Round::nearest_even, Overflow::saturate);
@@ -409,12 +420,12 @@ void dequantize(const TileScaling<Elem>& s, std::span<const std::type_identity_t
 
 #define LPLAB_SCALING_PAIR(E, S)                                                              \
   template void quantize(const BlockScaling<E, S>&, std::span<const float>, std::span<E>,     \
-                         std::span<S>, float*);                                               \
+                         std::span<S>, float*, unsigned);                                     \
   template void dequantize(const BlockScaling<E, S>&, std::span<const E>, std::span<const S>, \
                            std::span<float>, float);
 #define LPLAB_SCALING_PACKED_PAIR(E, S)                                                     \
   template void quantize_packed(const BlockScaling<E, S>&, std::span<const float>,          \
-                                std::span<std::uint8_t>, std::span<S>, float*);             \
+                                std::span<std::uint8_t>, std::span<S>, float*, unsigned);   \
   template void dequantize_packed(const BlockScaling<E, S>&, std::span<const std::uint8_t>, \
                                   std::span<const S>, std::span<float>, float);
 #define LPLAB_SCALING_ELEMENT(E)                                                       \

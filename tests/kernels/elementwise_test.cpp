@@ -369,6 +369,49 @@ TEST(Elementwise, transposed_tiles_tables_and_threads_match_a_scalar_loop) {
   check_transposed_and_threads<float>();
 }
 
+// Two one-byte inputs of at least 2^19 elements: the op is a 65,536-entry
+// table of code pairs (computed by the engine, gathered per element). Every
+// pair of codes occurs; one-, two- and four-byte outputs; against a scalar
+// loop on every target.
+template <class A, class B, class Y>
+void check_pair_table() {
+  const std::size_t n = (std::size_t{1} << 19) + 37;
+  std::vector<A> a(n);
+  std::vector<B> b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = A::from_bits(static_cast<std::uint8_t>(i));
+    b[i] = B::from_bits(static_cast<std::uint8_t>(i >> 8 ^ i >> 16));
+  }
+  std::vector<Y> y(n);
+  const View<const A> va(a.data(), {n});
+  const View<const B> vb(b.data(), {n});
+  const View<Y> vy(y.data(), {n});
+  for (const auto& [r, o] : {std::pair{Round::nearest_even, Overflow::ieee}, std::pair{Round::upward, Overflow::saturate}})
+    on_every_target([&] {
+      const ElementwiseOptions opt{.round = r, .overflow = o};
+      auto check = [&](const char* what, auto f) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const Y want = lplab::convert<Y>(f(static_cast<float>(a[i]), static_cast<float>(b[i])), r, o);
+          ASSERT_TRUE(same_bits(y[i], want)) << what << " at " << i << ": " << static_cast<float>(a[i]) << ", "
+                                             << static_cast<float>(b[i]) << " rounding " << static_cast<int>(r);
+        }
+      };
+      add(va, vb, vy, opt);
+      check("add", ops::Add{});
+      mul(va, vb, vy, opt);
+      check("mul", ops::Mul{});
+      axpy(-0.75f, va, vb, vy, opt);
+      check("axpy", ops::Axpy{-0.75f});
+    });
+}
+
+TEST(Elementwise, one_byte_pairs_are_a_table_matching_a_scalar_loop) {
+  check_pair_table<float8_e4m3fn, float8_e4m3fn, float8_e4m3fn>();
+  check_pair_table<float8_e4m3fn, float8_e5m2, float8_e5m2>();
+  check_pair_table<float8_e5m2, float4_e2m1fn, bfloat16>();
+  check_pair_table<float8_e4m3fnuz, float8_e4m3fn, float>();
+}
+
 // Rank 3, non-contiguous in every way the engine tiles: dims 0 and 2
 // swapped (the last dimension steps through memory), a sliced middle
 // dimension, an output with gaps; tiles cross matrices and rows of tiles.

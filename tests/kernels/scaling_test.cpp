@@ -202,6 +202,32 @@ TYPED_TEST(ScalingTest, fast_path_matches_reference) {
   }
 }
 
+// On two threads (a tensor of two shares of 256K elements and a partial
+// last block) against the spec's reference, packed too.
+TYPED_TEST(ScalingTest, two_threads_match_the_reference) {
+  constexpr auto s = TypeParam::scheme;
+  using Elem = typename decltype(s)::element_type;
+  using Scale = typename decltype(s)::scale_type;
+  const std::size_t n = (std::size_t{1} << 19) + 7;
+  const auto x = adversarial(n, s.block_size, finfo<Elem>::max, 77);
+  const auto ref = ref_quantize(s, std::span<const float>(x));
+  std::vector<Elem> elems(n);
+  std::vector<Scale> scales(scales_needed(s, n));
+  float tensor_scale = -1.0f;
+  quantize(s, std::span<const float>(x), std::span<Elem>(elems), std::span<Scale>(scales), &tensor_scale, 2);
+  ASSERT_EQ(bits(tensor_scale), bits(ref.tensor_scale));
+  for (std::size_t b = 0; b < scales.size(); ++b) ASSERT_EQ(scales[b].bits(), ref.scales[b].bits()) << "block " << b;
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(elems[i].bits(), ref.elems[i].bits()) << "element " << i;
+  if constexpr (PackedFormat<Elem>) {
+    std::vector<std::uint8_t> packed(packed_bytes<Elem>(n)), expect(packed_bytes<Elem>(n));
+    pack(std::span<const Elem>(ref.elems), std::span<std::uint8_t>(expect));
+    std::vector<Scale> packed_scales(scales.size());
+    quantize_packed(s, std::span<const float>(x), std::span<std::uint8_t>(packed), std::span<Scale>(packed_scales),
+                    &tensor_scale, 0);
+    ASSERT_EQ(packed, expect);
+  }
+}
+
 TYPED_TEST(ScalingTest, never_touches_past_the_end) {
   constexpr auto s = TypeParam::scheme;
   using Elem = typename decltype(s)::element_type;

@@ -216,11 +216,15 @@ constexpr std::uint64_t storage_bits(const BlockScaling<Elem, Scale>& s, std::si
 // Quantizes x: elems.size() == x.size(), scales.size() == scales_needed(s,
 // x.size()). For a scheme with a tensor scale, s_enc is written to
 // *tensor_scale (required; amax_ratio_te: the tensor's amax, from which TE
-// derives s_enc); otherwise 1 is written there if it is given.
+// derives s_enc); otherwise 1 is written there if it is given. `threads`
+// worker threads share large tensors (at least 256K elements each): 1 (the
+// default) runs on the calling thread, 0 uses every core; the result does
+// not depend on it.
 template <BlockElement Elem, BlockScale Scale>
 void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
               std::span<std::type_identity_t<Elem>> elems,
-              std::span<std::type_identity_t<Scale>> scales, float* tensor_scale = nullptr);
+              std::span<std::type_identity_t<Scale>> scales, float* tensor_scale = nullptr,
+              unsigned threads = 1);
 
 // y = the dequantized tensor, y.size() == elems.size(). tensor_scale is what
 // quantize wrote (s_enc; amax_ratio_te: the tensor's amax); it is ignored by
@@ -238,7 +242,7 @@ template <BlockElement Elem, BlockScale Scale>
   requires PackedFormat<Elem>
 void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
                      std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
-                     float* tensor_scale = nullptr);
+                     float* tensor_scale = nullptr, unsigned threads = 1);
 template <BlockElement Elem, BlockScale Scale>
   requires PackedFormat<Elem>
 void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::uint8_t> bytes,
