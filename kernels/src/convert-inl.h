@@ -34,6 +34,7 @@
 #define LPLAB_KERNELS_CONVERT_INL_H_
 #endif
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -199,7 +200,22 @@ HWY_INLINE std::size_t EncodeBinary16F16C(const EncodeArgs& a) {
 // Returns the inputs done, pairs of whole vectors from 0.
 template <Descriptor D, Round R, bool kStats>
 HWY_INLINE std::size_t EncodeBfloat16Nearest(const EncodeArgs& a) {
-#if HWY_TARGET != HWY_SCALAR  // (one lane: nothing to concatenate)
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: the same steps as a plain loop, which the compiler vectorizes
+  // for the baseline ISA.
+  using L = lplab::detail::Layout<D>;
+  if constexpr (L::E == 8 && L::M == 7 && D.bias == 127 && D.encoding == Encoding::ieee &&
+                R == Round::nearest_even && !kStats) {
+    if (a.overflow == Overflow::saturate) return 0;
+    auto* out = static_cast<std::uint16_t*>(a.out);
+    for (std::size_t i = 0; i < a.n; ++i) {
+      const std::uint32_t u = lplab::detail::bit_cast<std::uint32_t>(a.in[i]);
+      const std::uint32_t r = (u & 0x7FFFFFFFu) > 0x7F800000u ? u | 0x00400000u : u + 0x7FFFu + ((u >> 16) & 1u);
+      out[i] = static_cast<std::uint16_t>(r >> 16);
+    }
+    return a.n;
+  }
+#else  // (one lane: nothing to concatenate)
   using L = lplab::detail::Layout<D>;
   constexpr bool kBfloat16 = L::E == 8 && L::M == 7 && D.bias == 127 && D.encoding == Encoding::ieee;
   if constexpr (kBfloat16 && R == Round::nearest_even && !kStats) {
@@ -586,6 +602,31 @@ HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RES
   const hn::Rebind<Code, decltype(du)> dc;
   const std::size_t N = hn::Lanes(du);
   std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  using L = lplab::detail::Layout<D>;
+  if constexpr (L::bits == 16 && L::E == 8 && D.bias == 127 && D.encoding == Encoding::ieee) {
+    // bfloat16, a whole vector of codes at a time: a NaN gets the quiet bit
+    // (0x0040) in the 16-bit lanes, then each half widens into float's high
+    // half (DecodeVector's steps, on twice the lanes).
+    const hn::ScalableTag<std::uint16_t> d16;
+    const hn::RebindToSigned<decltype(d16)> di16;
+    const hn::Half<decltype(d16)> dh;
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const auto c = hn::LoadU(d16, reinterpret_cast<const std::uint16_t*>(in) + i);
+      const auto nan = hn::Gt(hn::BitCast(di16, hn::And(c, hn::Set(d16, 0x7FFF))), hn::Set(di16, 0x7F80));
+      const auto q = hn::IfThenElse(hn::RebindMask(d16, nan), hn::Or(c, hn::Set(d16, 0x0040)), c);
+      if constexpr (HWY_MAX_BYTES == 16) {
+        // One block: interleaving with zeros widens in order, no shift.
+        const auto zero = hn::Zero(d16);
+        hn::StoreU(hn::BitCast(df, hn::ZipLower(du, zero, q)), df, out + i);
+        hn::StoreU(hn::BitCast(df, hn::ZipUpper(du, zero, q)), df, out + i + N);
+      } else {
+        hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LowerHalf(dh, q)))), df, out + i);
+        hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::UpperHalf(dh, q)))), df, out + i + N);
+      }
+    }
+  }
+#endif
   for (; i + 2 * N <= n; i += 2 * N) {
     const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
     const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
@@ -596,12 +637,59 @@ HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RES
   return i;
 }
 
+#if HWY_TARGET == HWY_SCALAR
+// The one-lane target: plain loops that the compiler vectorizes for the
+// baseline ISA where Highway's one-lane vectors would not be, and for the
+// formats of one byte a table of the 256 codes (the scalar core's values).
+// Returns how many codes were done (all, or none for the other formats).
+template <Descriptor D, class Code>
+HWY_INLINE std::size_t DecodePlain(const Code* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n, bool exact) {
+  using L = lplab::detail::Layout<D>;
+  if constexpr (L::bits == 16 && L::E == 5 && D.bias == 15 && D.encoding == Encoding::ieee) {
+    // binary16 by DecodeVector's exact multiplication (while DAZ is off).
+    if (!exact) return 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t h = in[i], mag = h & 0x7FFFu;
+      const float scaled = lplab::detail::bit_cast<float>(mag << 13) * 0x1p112f;
+      const std::uint32_t special = 0x7F800000u | (mag & 0x3FFu) << 13 | (mag > 0x7C00u ? 0x00400000u : 0u);
+      out[i] = lplab::detail::bit_cast<float>((mag >= 0x7C00u ? special : lplab::detail::bit_cast<std::uint32_t>(scaled)) |
+                                              (h & 0x8000u) << 16);
+    }
+    return n;
+  } else if constexpr (L::bits == 16 && L::E == 8 && D.bias == 127 && D.encoding == Encoding::ieee) {
+    for (std::size_t i = 0; i < n; ++i) {
+      // A NaN's quiet bit 0x0040 set without a branch: (c & 0x7FFF) > 0x7F80
+      // exactly when (c & 0x7FFF) + 0x7F reaches 0x8000.
+      const std::uint32_t c = in[i];
+      out[i] = lplab::detail::bit_cast<float>((c | ((((c & 0x7FFFu) + 0x7Fu) >> 9) & 0x40u)) << 16);
+    }
+    return n;
+  } else if constexpr (sizeof(Code) == 1) {
+    static const auto table = [] {
+      std::array<float, 256> t{};
+      for (std::uint32_t c = 0; c < 256; ++c)
+        t[c] = lplab::detail::bit_cast<float>(lplab::detail::convert_code<lplab::detail::binary32, D>(
+            static_cast<Code>(c & (L::sign_mask | L::mag_mask)), Round::nearest_even, Overflow::ieee, 0, nullptr));
+      return t;
+    }();
+    for (std::size_t i = 0; i < n; ++i) out[i] = table[in[i]];
+    return n;
+  } else {
+    (void)in, (void)out, (void)n, (void)exact;
+    return 0;
+  }
+}
+#endif
+
 template <Descriptor D>
 HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
   using Code = lplab::detail::code_t<D>;
   const Code* HWY_RESTRICT in = static_cast<const Code*>(a.in);
   float* HWY_RESTRICT out = a.out;
   const std::size_t n = a.n;
+#if HWY_TARGET == HWY_SCALAR
+  if (DecodePlain<D>(in, out, n, a.float_arithmetic_exact) == n) return;
+#endif
   std::size_t i = a.float_arithmetic_exact ? DecodeVectors<D, true>(in, out, n) : DecodeVectors<D, false>(in, out, n);
   for (; i < n; ++i) {
     out[i] = lplab::detail::bit_cast<float>(
