@@ -3,6 +3,8 @@
 //  - memcpy of the bytes the op moves (the memory-speed roof of one core);
 //  - lplab's scalar path: a loop of scalar conversions around the same op
 //    (lplab::convert, the core every fast path equals bit for bit);
+//  - for transposed inputs, the bare transposing copy of the same bytes
+//    (the engine's tile walk, 16-byte blocks transposed in registers);
 // for relu, scale and add in float, bf16, fp16, E4M3 and E5M2, on a
 // contiguous and a transposed input, on every SIMD target this CPU runs (one
 // thread), and on every core (threads = 0, best target). A table at the end
@@ -20,6 +22,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "lplab/kernels.h"
 
@@ -60,6 +66,55 @@ void BM_memcpy(benchmark::State& state, std::size_t n) {
   }
   bytes(state, 2.0 * static_cast<double>(n));
 }
+
+#if defined(__x86_64__)
+// The bare transposing copy y = x^T of a 4096 x 4096 matrix of Code: the
+// engine's tile walk (64 x 64 tiles in bands of 1024 columns) with 16-byte
+// blocks transposed in registers by unpacking (SSE2), no conversion: the
+// bound of a transposed view's traffic on this machine.
+template <class Code>
+void transpose_bare(const Code* x, Code* y) {
+  constexpr std::size_t L = 16 / sizeof(Code);
+  auto lo = [](__m128i a, __m128i b) {
+    if constexpr (sizeof(Code) == 1) return _mm_unpacklo_epi8(a, b);
+    else if constexpr (sizeof(Code) == 2) return _mm_unpacklo_epi16(a, b);
+    else return _mm_unpacklo_epi32(a, b);
+  };
+  auto hi = [](__m128i a, __m128i b) {
+    if constexpr (sizeof(Code) == 1) return _mm_unpackhi_epi8(a, b);
+    else if constexpr (sizeof(Code) == 2) return _mm_unpackhi_epi16(a, b);
+    else return _mm_unpackhi_epi32(a, b);
+  };
+  for (std::size_t band = 0; band < kCols; band += 1024)
+    for (std::size_t r0 = 0; r0 < kRows; r0 += 64)
+      for (std::size_t c0 = band; c0 < band + 1024; c0 += 64)
+        for (std::size_t c = c0; c < c0 + 64; c += L)
+          for (std::size_t r = r0; r < r0 + 64; r += L) {
+            __m128i v[L], t[L];
+            for (std::size_t k = 0; k < L; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + (c + k) * kRows + r));
+            for (std::size_t round = 1; round < L; round *= 2) {
+              for (std::size_t k = 0; k < L / 2; ++k) {
+                t[2 * k] = lo(v[k], v[k + L / 2]);
+                t[2 * k + 1] = hi(v[k], v[k + L / 2]);
+              }
+              for (std::size_t k = 0; k < L; ++k) v[k] = t[k];
+            }
+            for (std::size_t k = 0; k < L; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(y + (r + k) * kCols + c), v[k]);
+          }
+}
+
+template <class Code>
+void BM_transpose(benchmark::State& state) {
+  const std::size_t n = kRows * kCols;
+  std::vector<Code> x(n, 1), y(n);
+  for (auto _ : state) {
+    transpose_bare(x.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  bytes(state, 2.0 * static_cast<double>(n * sizeof(Code)));
+}
+#endif
 
 float apply(int op, float a, float b) {
   switch (op) {
@@ -161,6 +216,12 @@ void summary() {
   std::printf("\nCPU: %s; %u hardware threads; 4096 x 4096 elements; rates in GB/s moved (read + written)\n",
               lplab::kernels::cpu_model().c_str(), std::thread::hardware_concurrency());
   const std::size_t sizes[] = {4, 2, 2, 1, 1};
+  std::printf("the bare transposing copy (16-byte blocks in registers), against memcpy of the same bytes:\n");
+  for (std::size_t size : {4, 2, 1}) {
+    const double copy = rate("memcpy/" + std::to_string(kRows * kCols * size)),
+                 t = rate("transpose/" + std::to_string(size));
+    std::printf("  %zu-byte elements: %6.2f GB/s, %.2fx memcpy\n", size, t / 1e9, t / copy);
+  }
   std::printf("%-12s %-8s %-10s %8s %7s %8s %7s %9s %8s\n", "op/format", "target", "memcpy", "contig", "x copy",
               "transp", "x copy", "tr/contig", "x scalar");
   for (int f = 0; f < 5; ++f) {
@@ -188,6 +249,11 @@ int main(int argc, char** argv) {
   for (std::size_t size : {1, 2, 4})
     benchmark::RegisterBenchmark(("memcpy/" + std::to_string(kRows * kCols * size)).c_str(), BM_memcpy,
                                  kRows * kCols * size);
+#if defined(__x86_64__)
+  benchmark::RegisterBenchmark("transpose/4", BM_transpose<std::uint32_t>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("transpose/2", BM_transpose<std::uint16_t>)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("transpose/1", BM_transpose<std::uint8_t>)->Unit(benchmark::kMillisecond);
+#endif
   register_format<float>("float", targets);
   register_format<lplab::bfloat16>("bf16", targets);
   register_format<lplab::float16>("fp16", targets);

@@ -261,8 +261,10 @@ HWY_INLINE bool ClampsOverflow(const EncodeArgs& a) {
 
 // b. Every lane normal in float and normal in the target (round.h's second
 // fast path, with one constant shift s = 23 - M):
-// code = (mag + increment) >> s - (127 - bias) << M. Stores the vector and
-// returns true, or returns false when a lane is outside that range.
+// code = (mag + increment) >> s - (127 - bias) << M; or zero, exact in every
+// rounding (+-0; +0 where the format has no -0: a relu's output, a sparse
+// tensor). Stores the vector and returns true, or returns false when a lane
+// is outside that range.
 template <Descriptor D, Round R, class DU, class V = hn::Vec<DU>>
 HWY_INLINE bool FastNormalVector(DU du, V x, bool clamp_overflow, lplab::detail::code_t<D>* HWY_RESTRICT out) {
   using L = lplab::detail::Layout<D>;
@@ -278,10 +280,14 @@ HWY_INLINE bool FastNormalVector(DU du, V x, bool clamp_overflow, lplab::detail:
   const V inc = RoundingIncrement<R>(du, hn::Set(du, (1u << s_normal) - 1), hn::ShiftRight<s_normal>(m), negative);
   V c = hn::Sub(hn::ShiftRight<s_normal>(hn::Add(m, inc)), hn::Set(du, static_cast<std::uint32_t>(127 - D.bias) << M));
   if (clamp_overflow) c = hn::Min(c, k_max_code);
+  const auto zero = hn::Eq(m, hn::Zero(du));
+  c = hn::IfThenZeroElse(zero, c);
   const auto in_range = hn::Lt(hn::Sub(m, hn::Set(du, lo_field << 23)), hn::Set(du, (hi_field + 1 - lo_field) << 23));
-  const auto ok = hn::And(in_range, hn::Lt(c, hn::Set(du, SpecialCodes<D>::max_code + 1)));
+  const auto ok = hn::And(hn::Or(in_range, zero), hn::Lt(c, hn::Set(du, SpecialCodes<D>::max_code + 1)));
   if (HWY_UNLIKELY(!hn::AllTrue(du, ok))) return false;
-  const V r = hn::Or(c, hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x)));
+  V sign = hn::ShiftLeft<L::E + M>(hn::ShiftRight<31>(x));
+  if constexpr (!L::has_negative_zero) sign = hn::IfThenZeroElse(zero, sign);
+  const V r = hn::Or(c, sign);
   hn::StoreU(hn::DemoteTo(dc, hn::BitCast(di, r)), dc, out);
   return true;
 }
