@@ -643,6 +643,18 @@ HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RES
   return i;
 }
 
+// bfloat16 to float as a plain loop, which the compiler vectorizes (in
+// 16-bit lanes) better than the steps below on targets of one 16-byte block
+// and on the one-lane target: a NaN's quiet bit 0x0040 set without a branch,
+// since (c & 0x7FFF) > 0x7F80 exactly when (c & 0x7FFF) + 0x7F reaches 0x8000.
+template <class Code>
+HWY_INLINE void DecodeBfloat16Plain(const Code* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t c = in[i];
+    out[i] = lplab::detail::bit_cast<float>((c | ((((c & 0x7FFFu) + 0x7Fu) >> 9) & 0x40u)) << 16);
+  }
+}
+
 #if HWY_TARGET == HWY_SCALAR
 // The one-lane target: plain loops that the compiler vectorizes for the
 // baseline ISA where Highway's one-lane vectors would not be, and for the
@@ -660,14 +672,6 @@ HWY_INLINE std::size_t DecodePlain(const Code* HWY_RESTRICT in, float* HWY_RESTR
       const std::uint32_t special = 0x7F800000u | (mag & 0x3FFu) << 13 | (mag > 0x7C00u ? 0x00400000u : 0u);
       out[i] = lplab::detail::bit_cast<float>((mag >= 0x7C00u ? special : lplab::detail::bit_cast<std::uint32_t>(scaled)) |
                                               (h & 0x8000u) << 16);
-    }
-    return n;
-  } else if constexpr (L::bits == 16 && L::E == 8 && D.bias == 127 && D.encoding == Encoding::ieee) {
-    for (std::size_t i = 0; i < n; ++i) {
-      // A NaN's quiet bit 0x0040 set without a branch: (c & 0x7FFF) > 0x7F80
-      // exactly when (c & 0x7FFF) + 0x7F reaches 0x8000.
-      const std::uint32_t c = in[i];
-      out[i] = lplab::detail::bit_cast<float>((c | ((((c & 0x7FFFu) + 0x7Fu) >> 9) & 0x40u)) << 16);
     }
     return n;
   } else if constexpr (sizeof(Code) == 1) {
@@ -693,6 +697,12 @@ HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
   const Code* HWY_RESTRICT in = static_cast<const Code*>(a.in);
   float* HWY_RESTRICT out = a.out;
   const std::size_t n = a.n;
+  using L = lplab::detail::Layout<D>;
+  if constexpr (L::bits == 16 && L::E == 8 && D.bias == 127 && D.encoding == Encoding::ieee &&
+                (HWY_TARGET == HWY_SCALAR || HWY_MAX_BYTES == 16)) {
+    DecodeBfloat16Plain(in, out, n);
+    return;
+  }
 #if HWY_TARGET == HWY_SCALAR
   if (DecodePlain<D>(in, out, n, a.float_arithmetic_exact) == n) return;
 #endif
