@@ -58,6 +58,15 @@ constexpr bool kVectorFormat = [] {
   return !D.is_signed && L::E == 8 && L::M == 0 && D.bias == 127;
 }();
 
+// The two 16-bit IEEE layouts with paths of their own (F16C for binary16,
+// shifts and add-and-truncate for bfloat16): signed, with subnormals.
+template <Descriptor D>
+constexpr bool kBinary16 = lplab::detail::Layout<D>::E == 5 && lplab::detail::Layout<D>::M == 10 && D.bias == 15 &&
+                           D.encoding == Encoding::ieee && D.is_signed && D.has_subnormals;
+template <Descriptor D>
+constexpr bool kBfloat16 = lplab::detail::Layout<D>::E == 8 && lplab::detail::Layout<D>::M == 7 && D.bias == 127 &&
+                           D.encoding == Encoding::ieee && D.is_signed && D.has_subnormals;
+
 // ---------------------------------------------------------------------------
 // float -> format, in named steps. EncodeFromFloat gives each vector of
 // inputs to the first of these that takes it:
@@ -177,9 +186,7 @@ HWY_INLINE V Bfloat16NearestHigh(DU du, V v) {
 template <Descriptor D, Round R, bool kStats>
 HWY_INLINE std::size_t EncodeBinary16F16C(const EncodeArgs& a) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  using L = lplab::detail::Layout<D>;
-  constexpr bool kBinary16 = L::E == 5 && L::M == 10 && D.bias == 15 && D.encoding == Encoding::ieee;
-  if constexpr (kBinary16 && !kStats && R != Round::stochastic && R != Round::nearest_away) {
+  if constexpr (kBinary16<D> && !kStats && R != Round::stochastic && R != Round::nearest_away) {
     if (!a.float_arithmetic_exact) return 0;
     const hn::ScalableTag<float> df;
     const std::size_t N = hn::Lanes(df);
@@ -203,9 +210,7 @@ HWY_INLINE std::size_t EncodeBfloat16Nearest(const EncodeArgs& a) {
 #if HWY_TARGET == HWY_SCALAR
   // One lane: the same steps as a plain loop, which the compiler vectorizes
   // for the baseline ISA.
-  using L = lplab::detail::Layout<D>;
-  if constexpr (L::E == 8 && L::M == 7 && D.bias == 127 && D.encoding == Encoding::ieee &&
-                R == Round::nearest_even && !kStats) {
+  if constexpr (kBfloat16<D> && R == Round::nearest_even && !kStats) {
     if (a.overflow == Overflow::saturate) return 0;
     auto* out = static_cast<std::uint16_t*>(a.out);
     for (std::size_t i = 0; i < a.n; ++i) {
@@ -216,9 +221,7 @@ HWY_INLINE std::size_t EncodeBfloat16Nearest(const EncodeArgs& a) {
     return a.n;
   }
 #else  // (one lane: nothing to concatenate)
-  using L = lplab::detail::Layout<D>;
-  constexpr bool kBfloat16 = L::E == 8 && L::M == 7 && D.bias == 127 && D.encoding == Encoding::ieee;
-  if constexpr (kBfloat16 && R == Round::nearest_even && !kStats) {
+  if constexpr (kBfloat16<D> && R == Round::nearest_even && !kStats) {
     if (a.overflow == Overflow::saturate) return 0;
     const hn::ScalableTag<std::uint32_t> du;
     const hn::RebindToFloat<decltype(du)> df;
@@ -526,9 +529,8 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
   const VU k_mag_mask = hn::Set(du, static_cast<std::uint32_t>(L::mag_mask));
   // 2^(127 - bias), a normal float for every vector format with E < 8.
   const auto k_scale = hn::Set(df, static_cast<float>(lplab::detail::exp2i(L::E < 8 ? 127 - D.bias : 0)));
-  constexpr bool kIeee16 = L::bits == 16 && D.encoding == Encoding::ieee && D.has_subnormals && D.is_signed;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kIeee16 && L::E == 5 && D.bias == 15 && kMul) {
+  if constexpr (kBinary16<D> && kMul) {
     // binary16: F16C's vcvtph2ps, exact (subnormals included while DAZ is
     // off, which kMul says), NaNs quieted with their payload, as below.
 #if HWY_TARGET == HWY_AVX2
@@ -538,7 +540,7 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
 #endif
   }
 #endif
-  if constexpr (kIeee16 && L::E == 8 && D.bias == 127) {
+  if constexpr (kBfloat16<D>) {
     // bfloat16: the code is float's high half; a NaN gets the quiet bit.
     // (The magnitude is below 2^31: a signed compare, one instruction on x86.)
     const VU bits = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(dc, p)));
@@ -609,11 +611,12 @@ HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RES
   const std::size_t N = hn::Lanes(du);
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  using L = lplab::detail::Layout<D>;
-  if constexpr (L::bits == 16 && L::E == 8 && D.bias == 127 && D.encoding == Encoding::ieee) {
+  if constexpr (kBfloat16<D>) {
     // bfloat16, a whole vector of codes at a time: a NaN gets the quiet bit
     // (0x0040) in the 16-bit lanes, then each half widens into float's high
-    // half (DecodeVector's steps, on twice the lanes).
+    // half (DecodeVector's steps, on twice the lanes). Only targets wider
+    // than one 16-byte block get here: DecodeToFloat gives the others
+    // DecodeBfloat16Plain.
     const hn::ScalableTag<std::uint16_t> d16;
     const hn::RebindToSigned<decltype(d16)> di16;
     const hn::Half<decltype(d16)> dh;
@@ -621,15 +624,8 @@ HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RES
       const auto c = hn::LoadU(d16, reinterpret_cast<const std::uint16_t*>(in) + i);
       const auto nan = hn::Gt(hn::BitCast(di16, hn::And(c, hn::Set(d16, 0x7FFF))), hn::Set(di16, 0x7F80));
       const auto q = hn::IfThenElse(hn::RebindMask(d16, nan), hn::Or(c, hn::Set(d16, 0x0040)), c);
-      if constexpr (HWY_MAX_BYTES == 16) {
-        // One block: interleaving with zeros widens in order, no shift.
-        const auto zero = hn::Zero(d16);
-        hn::StoreU(hn::BitCast(df, hn::ZipLower(du, zero, q)), df, out + i);
-        hn::StoreU(hn::BitCast(df, hn::ZipUpper(du, zero, q)), df, out + i + N);
-      } else {
-        hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LowerHalf(dh, q)))), df, out + i);
-        hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::UpperHalf(dh, q)))), df, out + i + N);
-      }
+      hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LowerHalf(dh, q)))), df, out + i);
+      hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::UpperHalf(dh, q)))), df, out + i + N);
     }
   }
 #endif
@@ -663,7 +659,7 @@ HWY_INLINE void DecodeBfloat16Plain(const Code* HWY_RESTRICT in, float* HWY_REST
 template <Descriptor D, class Code>
 HWY_INLINE std::size_t DecodePlain(const Code* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n, bool exact) {
   using L = lplab::detail::Layout<D>;
-  if constexpr (L::bits == 16 && L::E == 5 && D.bias == 15 && D.encoding == Encoding::ieee) {
+  if constexpr (kBinary16<D>) {
     // binary16 by DecodeVector's exact multiplication (while DAZ is off).
     if (!exact) return 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -697,9 +693,7 @@ HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
   const Code* HWY_RESTRICT in = static_cast<const Code*>(a.in);
   float* HWY_RESTRICT out = a.out;
   const std::size_t n = a.n;
-  using L = lplab::detail::Layout<D>;
-  if constexpr (L::bits == 16 && L::E == 8 && D.bias == 127 && D.encoding == Encoding::ieee &&
-                (HWY_TARGET == HWY_SCALAR || HWY_MAX_BYTES == 16)) {
+  if constexpr (kBfloat16<D> && (HWY_TARGET == HWY_SCALAR || HWY_MAX_BYTES == 16)) {
     DecodeBfloat16Plain(in, out, n);
     return;
   }

@@ -615,6 +615,28 @@ void for_chunks(std::size_t n, unsigned threads, Body body) {
   });
 }
 
+// for_items for the paths that work on codes: body(in, out, count) per item,
+// in[k] operand k's codes (layout k + 1 of the walker) in buffer order, out
+// where the output's codes go; afterwards they are written back where the
+// output's tile is not dense.
+template <class Body>
+void for_item_codes(const Walker& walk, std::size_t n, unsigned threads, const Output& y,
+                    std::initializer_list<const Operand*> inputs, Body body) {
+  constexpr std::size_t kSlot = kChunk * 4;  // bytes of one operand's codes
+  for_items(walk, n, threads, [&] { return std::vector<unsigned char>((inputs.size() + 1) * kSlot); },
+            [&](const Item& it, std::vector<unsigned char>& codes) {
+              std::array<const void*, 2> in{};
+              std::size_t k = 0;
+              for (const Operand* x : inputs) {
+                in[k] = item_codes(x->format, x->data, k + 1, it, codes.data() + k * kSlot);
+                ++k;
+              }
+              void* out = item_target(y, it, codes.data() + k * kSlot);
+              body(in, out, it.count());
+              write_codes(y, it, out);
+            });
+}
+
 // out[i] = table[a[i] | b[i] << 8] for codes of 2 or 4 bytes.
 template <class Code>
 void lookup_pairs_wide(const unsigned char* table, const std::uint8_t* a, const std::uint8_t* b, void* out,
@@ -769,17 +791,14 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
     one.threads = 1;
     map_unary(chain, {x.format, every_code.data(), all}, {y.format, table.data(), all}, one);
     const auto lookup = LPLAB_DISPATCH(LookupBytes);
-    for_items(walk, n - done, o.threads, [] { return std::vector<unsigned char>(2 * kChunk * 4); },
-              [&](const Item& it, std::vector<unsigned char>& codes) {
-                const auto* in = static_cast<const std::uint8_t*>(item_codes(x.format, x.data, 1, it, codes.data()));
-                void* out = item_target(y, it, codes.data() + kChunk * 4);
-                switch (out_bytes) {
-                  case 1: lookup(table.data(), in, static_cast<std::uint8_t*>(out), it.count()); break;
-                  case 2: lookup_wide<std::uint16_t>(table.data(), in, out, it.count()); break;
-                  default: lookup_wide<std::uint32_t>(table.data(), in, out, it.count()); break;
-                }
-                write_codes(y, it, out);
-              });
+    for_item_codes(walk, n - done, o.threads, y, {&x}, [&](const auto& in, void* out, std::size_t count) {
+      const auto* codes = static_cast<const std::uint8_t*>(in[0]);
+      switch (out_bytes) {
+        case 1: lookup(table.data(), codes, static_cast<std::uint8_t*>(out), count); break;
+        case 2: lookup_wide<std::uint16_t>(table.data(), codes, out, count); break;
+        default: lookup_wide<std::uint32_t>(table.data(), codes, out, count); break;
+      }
+    });
     return;
   }
   // One correctly rounded step in bf16, fp16, E4M3 or E5M2, in and out, to
@@ -789,15 +808,13 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
                 .a = nullptr, .b = nullptr, .out = nullptr, .n = 0, .overflow = o.overflow,
                 .float_arithmetic_exact = float_arithmetic_exact()};
     if (fused_elementwise(y.format, f)) {
-      for_items(walk, n - done, o.threads, [] { return std::vector<unsigned char>(2 * kChunk * 4); },
-                [&](const Item& it, std::vector<unsigned char>& codes) {
-                  FusedArgs g = f;
-                  g.a = item_codes(x.format, x.data, 1, it, codes.data());
-                  g.out = item_target(y, it, codes.data() + kChunk * 4);
-                  g.n = it.count();
-                  fused_elementwise(y.format, g);
-                  write_codes(y, it, g.out);
-                });
+      for_item_codes(walk, n - done, o.threads, y, {&x}, [&](const auto& in, void* out, std::size_t count) {
+        FusedArgs g = f;
+        g.a = in[0];
+        g.out = out;
+        g.n = count;
+        fused_elementwise(y.format, g);
+      });
       return;
     }
   }
@@ -876,19 +893,15 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
     std::vector<std::uint32_t> wide(out_bytes == 1 ? 65536 : 0);
     std::copy(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(wide.size()), wide.begin());
     const auto lookup = LPLAB_DISPATCH(LookupPairs);
-    for_items(walk, n - done, o.threads, [] { return std::vector<unsigned char>(3 * kChunk * 4); },
-              [&](const Item& it, std::vector<unsigned char>& codes) {
-                const auto* ca = static_cast<const std::uint8_t*>(item_codes(a.format, a.data, 1, it, codes.data()));
-                const auto* cb =
-                    static_cast<const std::uint8_t*>(item_codes(b.format, b.data, 2, it, codes.data() + kChunk * 4));
-                void* out = item_target(y, it, codes.data() + 2 * kChunk * 4);
-                switch (out_bytes) {
-                  case 1: lookup(wide.data(), ca, cb, static_cast<std::uint8_t*>(out), it.count()); break;
-                  case 2: lookup_pairs_wide<std::uint16_t>(table.data(), ca, cb, out, it.count()); break;
-                  default: lookup_pairs_wide<std::uint32_t>(table.data(), ca, cb, out, it.count()); break;
-                }
-                write_codes(y, it, out);
-              });
+    for_item_codes(walk, n - done, o.threads, y, {&a, &b}, [&](const auto& in, void* out, std::size_t count) {
+      const auto* ca = static_cast<const std::uint8_t*>(in[0]);
+      const auto* cb = static_cast<const std::uint8_t*>(in[1]);
+      switch (out_bytes) {
+        case 1: lookup(wide.data(), ca, cb, static_cast<std::uint8_t*>(out), count); break;
+        case 2: lookup_pairs_wide<std::uint16_t>(table.data(), ca, cb, out, count); break;
+        default: lookup_pairs_wide<std::uint32_t>(table.data(), ca, cb, out, count); break;
+      }
+    });
     return;
   }
   // bf16, fp16, E4M3 or E5M2 throughout, to nearest-even: the fused kernels.
@@ -897,16 +910,14 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
                 .b = nullptr, .out = nullptr, .n = 0, .overflow = o.overflow,
                 .float_arithmetic_exact = float_arithmetic_exact()};
     if (fused_elementwise(y.format, f)) {
-      for_items(walk, n - done, o.threads, [] { return std::vector<unsigned char>(3 * kChunk * 4); },
-                [&](const Item& it, std::vector<unsigned char>& codes) {
-                  FusedArgs g = f;
-                  g.a = item_codes(a.format, a.data, 1, it, codes.data());
-                  g.b = item_codes(b.format, b.data, 2, it, codes.data() + kChunk * 4);
-                  g.out = item_target(y, it, codes.data() + 2 * kChunk * 4);
-                  g.n = it.count();
-                  fused_elementwise(y.format, g);
-                  write_codes(y, it, g.out);
-                });
+      for_item_codes(walk, n - done, o.threads, y, {&a, &b}, [&](const auto& in, void* out, std::size_t count) {
+        FusedArgs g = f;
+        g.a = in[0];
+        g.b = in[1];
+        g.out = out;
+        g.n = count;
+        fused_elementwise(y.format, g);
+      });
       return;
     }
   }

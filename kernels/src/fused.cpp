@@ -26,13 +26,6 @@ HWY_BEFORE_NAMESPACE();
 namespace lplab::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-template <Descriptor D>
-constexpr bool kBinary16 = lplab::detail::Layout<D>::E == 5 && lplab::detail::Layout<D>::M == 10 &&
-                           D.bias == 15 && D.encoding == Encoding::ieee;
-template <Descriptor D>
-constexpr bool kBfloat16 = lplab::detail::Layout<D>::E == 8 && lplab::detail::Layout<D>::M == 7 &&
-                           D.bias == 127 && D.encoding == Encoding::ieee;
-
 // Step 1: one vector of codes at p as floats (DecodeVector: F16C's exact
 // vcvtph2ps for binary16 while DAZ is clear, bfloat16 by a shift), except
 // that for bfloat16 a signalling NaN may stay signalling: every op quiets
