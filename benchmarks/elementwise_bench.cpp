@@ -27,6 +27,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "bench_rates.h"
 #include "lplab/kernels.h"
 
 namespace {
@@ -38,23 +39,11 @@ constexpr const char* kOps[] = {"relu", "scale", "add"};
 constexpr const char* kFormats[] = {"float", "bf16", "fp16", "e4m3", "e5m2"};
 constexpr int kMaxTargets = 6;
 
-std::map<std::string, double>& rates() {
-  static std::map<std::string, double> r;
-  return r;
-}
+using bench::normal;
+using bench::rate;
 
-template <class T>
-std::vector<T> normal(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(dist(rng));
-  return v;
-}
+void bytes(benchmark::State& state, double per_iteration) { bench::rate_counter(state, "B/s", per_iteration); }
 
-void bytes(benchmark::State& state, double per_iteration) {
-  state.counters["B/s"] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
-}
 
 // memcpy of n bytes (n read, n written).
 void BM_memcpy(benchmark::State& state, std::size_t n) {
@@ -188,27 +177,6 @@ void register_format(const std::string& name, int targets) {
   }
 }
 
-class Collector : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
-      const auto it = r.counters.find("B/s");
-      if (it == r.counters.end()) continue;
-      std::string name = r.benchmark_name();
-      if (const auto p = name.find("_median"); p != std::string::npos) name.erase(p);
-      if (const auto p = name.find("/real_time"); p != std::string::npos) name.erase(p);
-      rates()[name] = it->second.value;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
-double rate(const std::string& name) {
-  const auto it = rates().find(name);
-  return it == rates().end() ? NAN : it->second;
-}
 
 void summary() {
   const auto targets = lplab::kernels::simd_targets();
@@ -260,7 +228,7 @@ int main(int argc, char** argv) {
   register_format<lplab::float8_e4m3fn>("e4m3", targets);
   register_format<lplab::float8_e5m2>("e5m2", targets);
   benchmark::AddCustomContext("cpu_model", lplab::kernels::cpu_model());
-  Collector reporter;
+  bench::Collector reporter({"B/s"});
   benchmark::RunSpecifiedBenchmarks(&reporter);
   summary();
   benchmark::Shutdown();

@@ -21,6 +21,7 @@
 #include <immintrin.h>
 #endif
 
+#include "bench_rates.h"
 #include "lplab/kernels.h"
 
 namespace {
@@ -49,16 +50,11 @@ double sigma_for() {
   return std::min(static_cast<double>(lplab::finfo<T>::max) / 4, 1e30);
 }
 
-// Rates in values per second, by benchmark name, for the summary.
-std::map<std::string, double>& rates() {
-  static std::map<std::string, double> r;
-  return r;
-}
+using bench::rate;
 
 void record(benchmark::State& state, std::size_t n) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
-  state.counters["values/s"] =
-      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  bench::rate_counter(state, "values/s", static_cast<double>(n));
 }
 
 // --- lplab bulk, on a given target (index into simd_targets()) ---------------
@@ -334,32 +330,8 @@ void register_all() {
 #endif
 }
 
-// Collects each run's rate (the median when repetitions are aggregated).
-class Collector : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
-      const auto it = r.counters.find("values/s");
-      if (it == r.counters.end()) continue;
-      std::string name = r.benchmark_name();
-      if (const auto p = name.find("_median"); p != std::string::npos) name.erase(p);
-      if (const auto p = name.find("/real_time"); p != std::string::npos) name.erase(p);
-      rates()[name] = it->second.value;
-      labels_[name] = r.report_label;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, std::string> labels_;
-};
 
-double rate(const std::string& name) {
-  const auto it = rates().find(name);
-  return it == rates().end() ? NAN : it->second;
-}
-
-void summary(const Collector& c) {
+void summary() {
   const std::string in = "n:" + std::to_string(kInCache);
   const std::string out = "n:" + std::to_string(kOutOfCache);
   std::printf("\nCPU: %s; best SIMD target: %s\n", lplab::kernels::cpu_model().c_str(),
@@ -367,8 +339,7 @@ void summary(const Collector& c) {
   std::printf("%-44s %-8s %10s  %s\n", "conversion", "target", "G values/s", "ratio to baseline");
   auto line = [&](const std::string& name, const std::string& baseline, const char* what) {
     const double r = rate(name), b = baseline.empty() ? NAN : rate(baseline);
-    const auto lab = c.labels_.find(name);
-    std::printf("%-44s %-8s %10.3f  ", name.c_str(), lab == c.labels_.end() ? "" : lab->second.c_str(), r / 1e9);
+    std::printf("%-44s %-8s %10.3f  ", name.c_str(), bench::label(name).c_str(), r / 1e9);
     if (!std::isnan(b)) std::printf("%.2fx %s", r / b, what);
     std::printf("\n");
   };
@@ -419,9 +390,9 @@ int main(int argc, char** argv) {
   register_all();
   benchmark::AddCustomContext("cpu_model", lplab::kernels::cpu_model());
   benchmark::AddCustomContext("simd_target", lplab::kernels::current_simd_target().name);
-  Collector reporter;
+  bench::Collector reporter({"values/s"});
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  summary(reporter);
+  summary();
   benchmark::Shutdown();
   return 0;
 }

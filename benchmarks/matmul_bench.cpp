@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_rates.h"
 #include "lplab/kernels.h"
 
 #if LPLAB_BENCH_ONEDNN
@@ -39,23 +40,11 @@ using lplab::kernels::Accumulator;
 using lplab::kernels::MatmulOptions;
 using lplab::kernels::View;
 
-std::map<std::string, double>& rates() {
-  static std::map<std::string, double> r;
-  return r;
-}
 
-template <class T>
-std::vector<T> normal(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(dist(rng));
-  return v;
-}
+using bench::normal;
+using bench::rate;
 
-void flops(benchmark::State& state, double per_iteration) {
-  state.counters["FLOP/s"] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
-}
+void flops(benchmark::State& state, double per_iteration) { bench::rate_counter(state, "FLOP/s", per_iteration); }
 
 // The kernels' FMA probe (lplab/kernels/probes.h), the same loop the
 // roofline experiment's roof is measured with, in the dispatched target.
@@ -180,26 +169,6 @@ void register_all() {
               "cdna3.mfma.f32_32x32x8_bf16");
 }
 
-class Collector : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
-      std::string name = r.benchmark_name();
-      for (const char* suffix : {"_median", "/real_time"})
-        if (const auto p = name.find(suffix); p != std::string::npos) name.erase(p);
-      for (const char* c : {"FLOP/s", "B/s"})
-        if (const auto it = r.counters.find(c); it != r.counters.end()) rates()[name] = it->second.value;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
-double rate(const std::string& name) {
-  const auto it = rates().find(name);
-  return it == rates().end() ? NAN : it->second;
-}
 
 void summary() {
   std::printf("\nCPU: %s; SIMD target: %s; fp32 GEMM copy: %s\n", lplab::kernels::cpu_model().c_str(),
@@ -247,7 +216,7 @@ int main(int argc, char** argv) {
   register_all();
   benchmark::AddCustomContext("cpu_model", lplab::kernels::cpu_model());
   benchmark::AddCustomContext("simd_target", lplab::kernels::current_simd_target().name);
-  Collector reporter;
+  bench::Collector reporter({"FLOP/s", "B/s"});
   benchmark::RunSpecifiedBenchmarks(&reporter);
   summary();
   benchmark::Shutdown();
