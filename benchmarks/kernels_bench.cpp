@@ -294,6 +294,9 @@ void register_all() {
   from("bulk/float->e2m1", BM_bulk_from_float<lplab::float4_e2m1fn>, rne, target_args, sizes_all);
   from("bulk/float->e2m3", BM_bulk_from_float<lplab::float6_e2m3fn>, rne, best, sizes_in);
   from("bulk/float->e8m0", BM_bulk_from_float<lplab::float8_e8m0fnu>, rne, best, sizes_in);
+  // One call on 1 and 1024 values: the C++ side of the Python binding's
+  // per-call overhead (benchmarks/python_bench.py).
+  from("call/float->bf16", BM_bulk_from_float<lplab::bfloat16>, rne, best, {1, 1024});
   from("bulk/float->e4m3 stochastic", BM_bulk_from_float<lplab::float8_e4m3fn>,
        {static_cast<std::int64_t>(Round::stochastic)}, best, sizes_in);
   auto to = [&](const char* name, auto fn, const std::vector<std::int64_t>& ts,

@@ -70,6 +70,13 @@ if [[ ! -x build/pyenv/bin/pip ]]; then
 fi
 build/pyenv/bin/pip install -q ml_dtypes==0.6.0 numpy >/dev/null 2>&1 ||
   echo "note: could not install ml_dtypes; the live finfo comparison will be skipped"
+# The Python package (pyproject.toml, python/) is built with the release
+# build below and installed into build/pyenv; its tests need these.
+python_tools=(nanobind==3.1.0 scikit-build-core==1.1.2 pytest==9.2.0 numpy)
+build/pyenv/bin/pip install -q "${python_tools[@]}" >/dev/null 2>&1 || {
+  echo "lplab: the Python package's build and tests need ${python_tools[*]} from PyPI, and pip could not install them into build/pyenv" >&2
+  exit 1
+}
 
 cuda_dir=${LPLAB_CUDA_INCLUDE_DIR:-}
 # A toolkit counts when it has all the oracle needs: cuda_fp4.h (12.8+), the
@@ -105,12 +112,23 @@ config=(-DLPLAB_BUILD_TESTS=ON -DLPLAB_BUILD_BENCHMARKS=ON -DLPLAB_REQUIRE_CUDA_
 
 end_stage
 
+# The release build also builds the Python package's extension module
+# (python/), with build/pyenv's Python and nanobind.
+python_config=(-DLPLAB_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$PWD/build/pyenv/bin/python")
 begin_stage "release build"
-cmake --preset release "${config[@]}" >/dev/null
+cmake --preset release "${config[@]}" "${python_config[@]}" >/dev/null
 cmake --build --preset release -j "$jobs"
+end_stage
+# `pip install .` (scikit-build-core), pointed at the release build's tree:
+# the module built above is installed, nothing is compiled twice.
+begin_stage "Python package: pip install . into build/pyenv"
+CMAKE_GENERATOR=Ninja build/pyenv/bin/pip install -q --no-build-isolation --no-deps -C build-dir=build/release .
 end_stage
 begin_stage "quick tests"
 ctest --preset quick -j "$jobs"
+end_stage
+begin_stage "Python tests (pytest)"
+build/pyenv/bin/python -m pytest -q python/tests
 end_stage
 if [[ "${LPLAB_SKIP_EXHAUSTIVE:-0}" != 1 ]]; then
   # One row per test: ctest's verbose log names each with its time.
@@ -127,6 +145,10 @@ if [[ "${LPLAB_SKIP_EXHAUSTIVE:-0}" != 1 ]]; then
            sed -E 's/[A-Za-z]+\.[a-z_]+<[A-Za-z]+\/([^.]+)\./\1/')
   end_stage
   ((status == 0)) || exit "$status"
+  # Every float32 through lplab.convert against ml_dtypes (bf16, E4M3).
+  begin_stage "exhaustive Python tests (pytest -m exhaustive)"
+  build/pyenv/bin/python -m pytest -q -m exhaustive python/tests
+  end_stage
 fi
 # The sanitizer build is -O1 -g1 (CMakePresets.json): what AddressSanitizer's
 # documentation recommends for speed, with line tables for its stack traces;

@@ -61,4 +61,6 @@ void Progress::install_interrupt_handler() {
 
 bool Progress::interrupted() { return g_interrupted != 0; }
 
+void Progress::clear_interrupt() { g_interrupted = 0; }
+
 }  // namespace lplab::experiments

@@ -88,6 +88,9 @@ class Progress {
   void finish();                   // clears the line
   static void install_interrupt_handler();  // SIGINT sets the flag step() reads
   static bool interrupted();
+  // Clears the flag: for a process that goes on after an interrupted run
+  // (the Python package, whose next call must not stop at once).
+  static void clear_interrupt();
 
  private:
   std::string label_;

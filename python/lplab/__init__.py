@@ -1,0 +1,353 @@
+"""lplab: what fp16, bf16, fp8, fp6, fp4 and MX/NVFP4 scaling do to your numbers.
+
+Every function runs lplab's compiled kernels (the C++ library, SIMD chosen
+for this CPU at run time) and gives the same bits as the C++ API. Formats are
+named as lplab, PyTorch and ml_dtypes name them ("bfloat16", "bf16",
+"float8_e4m3fn", "e4m3", ...) or by a layout ("e3m3:bias=3:fn").
+
+    >>> import numpy as np, lplab
+    >>> x = np.array([1e-8, 0.1, 465.0], np.float32)
+    >>> lplab.convert(x, "float8_e4m3fn", overflow="saturate").numpy()
+    array([  0.    ,   0.1015625, 448.    ], dtype=float32)
+
+Errors are ValueError with the message the ``lplab`` tool prints; Ctrl-C
+stops long calls (KeyboardInterrupt). docs/python.md has the guide.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from . import _lplab
+from ._arrays import Array, canonical as _canonical, decode, ml_dtypes_dtype, new_result as _new_result
+from ._arrays import _CANONICAL as _NAMES, _CODE_DTYPES as _DTYPES, _code_dtype, operand as _operand, result as _result
+from ._lab import Regression, Table, experiments, regress, report, run
+from ._lplab import cpu_model, finfo, force_simd_target, simd_target, simd_targets
+
+__version__ = _lplab.__version__
+
+__all__ = [
+    "Array", "Quantized", "Table", "Regression", "finfo", "formats", "format_name", "convert", "encode", "decode",
+    "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
+    "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
+    "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale", "add", "mul", "axpy", "triu", "sum",
+    "mean", "amax", "matmul", "accumulators", "experiments", "run", "report", "regress", "cpu_model",
+    "simd_target", "simd_targets", "force_simd_target",
+]
+
+_new_array = object.__new__
+_ndarray = np.ndarray
+_empty = np.empty
+
+
+def formats() -> list[str]:
+    """The catalog's formats, in order."""
+    return [name for name, _ in _lplab.formats()]
+
+
+def format_name(name: str) -> str:
+    """The canonical name of a format ("bf16" -> "bfloat16")."""
+    return _lplab.format_name(name)
+
+
+# ---------------------------------------------------------------------------
+# Conversions
+
+
+def convert(x: Any, to: str, *, round: str = "nearest_even", overflow: str = "ieee", seed: int = 0,
+            flags: bool = False, threads: int = 1, format: str | None = None, out: Any = None):
+    """Rounds every element of ``x`` into format ``to``, once.
+
+    round: nearest_even (default), nearest_away, toward_zero, upward, downward
+    or stochastic (element i takes the random bits of (seed, i), as the C++
+    kernels do); overflow: ieee or saturate. Returns an :class:`Array` (a
+    numpy float32 array for ``to="float32"``), and with ``flags=True`` also
+    the counts of elements that raised each IEEE flag::
+
+        y, f = lplab.convert(x, "e4m3", flags=True)   # f["overflow"], f["inexact"], ...
+
+    ``out``: an Array of ``to`` (or a C-contiguous array of its codes) of x's
+    shape to write into instead of a new one. ``threads``: 0 uses every core.
+    """
+    # The common case inline (a numpy float array, a new result): this is
+    # the call whose overhead benchmarks/python_bench.py measures.
+    if type(x) is _ndarray and x.dtype.kind == "f" and format is None:
+        arr, fmt = x, ""
+    else:
+        arr, fmt = _operand(x, format)
+    name = _NAMES.get(to) or _canonical(to)
+    codes = _empty(arr.shape, _DTYPES.get(name) or _code_dtype(name)) if out is None else _new_result(arr, name, out)
+    counts = _lplab.convert(arr, fmt, codes, name, round, overflow, seed, flags, threads)
+    if out is not None and isinstance(out, Array):
+        y = out
+    elif name == "float32":
+        y = codes
+    else:
+        y = _new_array(Array)
+        y.codes, y.format = codes, name
+    return (y, counts) if flags else y
+
+
+def encode(x: Any, format: str, **options) -> np.ndarray:
+    """The codes of ``x`` rounded into ``format`` (unsigned integers; float32 values for float32)."""
+    out = convert(x, format, **options)
+    return out.codes if isinstance(out, Array) else out
+
+
+def to_ml_dtypes(x: Array) -> np.ndarray:
+    """An Array's bits as an ml_dtypes array, without a copy."""
+    return x.to_ml_dtypes()
+
+
+def pack(x: Any, format: str | None = None) -> np.ndarray:
+    """FP4/FP6 codes packed as CUDA stores them (two E2M1 a byte, four FP6 in three bytes)."""
+    arr, fmt = _operand(x, format)
+    return _lplab.pack(arr, fmt)
+
+
+def unpack(data: np.ndarray, format: str, n: int) -> Array:
+    """n codes of an FP4/FP6 format from the bytes pack() wrote."""
+    return Array(_lplab.unpack(np.asarray(data), format, n), format)
+
+
+# ---------------------------------------------------------------------------
+# Scaling
+
+
+def block_schemes() -> dict:
+    """The named block schemes: name -> (element, scale, block_size, rule, tensor_scale)."""
+    return _lplab.block_schemes()
+
+
+class Quantized:
+    """A block-scaled tensor: element codes (or packed bytes), scale codes and
+    the tensor scale, with the scheme that made them."""
+
+    __slots__ = ("elems", "scales", "tensor_scale", "elem", "scale", "block_size", "rule", "uses_tensor_scale",
+                 "packed", "shape")
+
+    def __init__(self, elems, scales, tensor_scale, elem, scale, block_size, rule, uses_tensor_scale, packed, shape):
+        self.elems, self.scales, self.tensor_scale = elems, scales, tensor_scale
+        self.elem, self.scale, self.block_size, self.rule = elem, scale, block_size, rule
+        self.uses_tensor_scale, self.packed, self.shape = uses_tensor_scale, packed, tuple(shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes stored: elements (packed where packed), scales, and 4 for an fp32 tensor scale."""
+        e = self.elems.nbytes if self.packed else _lplab.packed_bytes(self.elem, self.elems.size)
+        return e + self.scales.codes.nbytes + (4 if self.uses_tensor_scale else 0)
+
+    def dequantize(self) -> np.ndarray:
+        return dequantize(self)
+
+    def __repr__(self) -> str:
+        return (f"lplab.Quantized({self.elem} x {self.scale}, block_size={self.block_size}, rule={self.rule}, "
+                f"shape={self.shape}, tensor_scale={self.tensor_scale!r}, packed={self.packed})")
+
+
+def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = None, scale: str | None = None,
+             block_size: int | None = None, rule: str | None = None, tensor_scale: bool | None = None,
+             packed: bool = False, threads: int = 1) -> Quantized:
+    """Block-scaled quantization of float32 values: a named scheme
+    (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4, nvfp4_te)
+    with any field replaced, or a scheme of your own (elem, scale, block_size,
+    rule: floor | ceil | amax_ratio | amax_ratio_te). Blocks are runs of
+    block_size consecutive elements in row-major order."""
+    if scheme is not None:
+        schemes = _lplab.block_schemes()
+        if scheme not in schemes:
+            raise ValueError(f"unknown block scheme '{scheme}' ({', '.join(schemes)})")
+        e0, s0, b0, r0, t0 = schemes[scheme]
+    else:
+        e0, s0, b0, r0, t0 = elem, scale, 32, "floor", False
+        if elem is None or scale is None:
+            raise ValueError("quantize: name a scheme, or give elem and scale")
+    e = _lplab.format_name(elem or e0)
+    s = _lplab.format_name(scale or s0)
+    b = b0 if block_size is None else block_size
+    r = r0 if rule is None else rule
+    t = t0 if tensor_scale is None else tensor_scale
+    arr, fmt = _operand(x)
+    elems, scales, ts = _lplab.quantize_blocks(arr, e, s, b, r, t, packed, threads)
+    shape = np.shape(arr)
+    return Quantized(elems if packed else Array(elems, e), Array(scales, s), ts, e, s, b, r, t, packed, shape)
+
+
+def dequantize(q: Quantized) -> np.ndarray:
+    """The float32 values of a :class:`Quantized` tensor, in its shape."""
+    elems = q.elems if q.packed else q.elems.codes
+    return _lplab.dequantize_blocks(elems, q.scales.codes, q.elem, q.scale, q.block_size, q.rule,
+                                    q.uses_tensor_scale, q.tensor_scale, q.packed, list(q.shape))
+
+
+def quantize_tensor(x: Any, elem: str = "float8_e4m3fn", *, margin: int = 0, amax: str = "current",
+                    history: Any = None):
+    """Per-tensor FP8 scaling (Transformer Engine): (Array, scale, amax),
+    with ``x * scale`` rounded to nearest-even with saturation. amax:
+    current, history_max or history_most_recent (from ``history``)."""
+    arr, _ = _operand(x)
+    h = None if history is None else np.asarray(history, np.float32)
+    codes, s, a = _lplab.quantize_tensor(arr, elem, margin, amax, h)
+    return Array(codes, elem), s, a
+
+
+def dequantize_tensor(codes: Array, scale: float) -> np.ndarray:
+    """float(code) / scale."""
+    return _lplab.dequantize_tensor(codes.codes, codes.format, scale)
+
+
+def quantize_tiles(x: Any, elem: str = "float8_e4m3fn", *, tile: tuple[int, int] = (1, 128),
+                   amax_floor: float = 1e-4):
+    """DeepSeek-V3's fine-grained FP8 scaling of a matrix: (Array, float32 scales per tile)."""
+    arr, _ = _operand(x)
+    codes, scales = _lplab.quantize_tiles(arr, elem, tile[0], tile[1], amax_floor)
+    return Array(codes, elem), scales
+
+
+def dequantize_tiles(codes: Array, scales: np.ndarray, *, tile: tuple[int, int] = (1, 128)) -> np.ndarray:
+    return _lplab.dequantize_tiles(codes.codes, np.asarray(scales, np.float32), codes.format, tile[0], tile[1])
+
+
+# ---------------------------------------------------------------------------
+# Elementwise ops and reductions
+
+
+def map(x: Any, chain: Iterable, *, out_format: str | None = None, compute: str = "per_op",
+        round: str = "nearest_even", overflow: str = "ieee", seed: int = 0, threads: int = 1, format=None):
+    """A chain of unary ops on every element: ``chain`` is a list of op names
+    or (op, param) pairs (identity, relu, gelu_tanh, gelu_erf, square, sqrt,
+    rsqrt, pow, scale). compute: per_op (round into the output format after
+    every op, as a framework does), fused (fp32 throughout, one rounding) or
+    fp64 (the reference). The output format is x's unless given."""
+    arr, fmt = _operand(x, format)
+    steps = [(s, 0.0) if isinstance(s, str) else (s[0], float(s[1])) for s in chain]
+    codes = _lplab.map_unary(arr, fmt, steps, out_format or "", compute, round, overflow, seed, threads)
+    return _result(codes, _lplab.format_name(out_format) if out_format else _out_name(arr, fmt))
+
+
+def _out_name(arr, fmt: str) -> str:
+    if fmt:
+        return _lplab.format_name(fmt)
+    # The input's own dtype names its format (float32, float16, bfloat16, ...).
+    return _lplab.format_name(_dtype_format(arr))
+
+
+def _dtype_format(arr) -> str:
+    if isinstance(arr, np.ndarray):
+        return {"float32": "float32", "float16": "float16"}.get(arr.dtype.name, arr.dtype.name)
+    return str(getattr(arr, "dtype", "float32")).replace("torch.", "")
+
+
+def _unary(op: str):
+    def f(x: Any, *, out_format: str | None = None, round: str = "nearest_even", overflow: str = "ieee",
+          seed: int = 0, threads: int = 1, format=None):
+        return map(x, [op], out_format=out_format, round=round, overflow=overflow, seed=seed, threads=threads,
+                   format=format)
+    f.__name__ = op
+    f.__doc__ = f"{op} of every element, computed in fp32 and rounded into the output format (x's unless given)."
+    return f
+
+
+cast = _unary("identity")
+cast.__name__ = "cast"
+relu = _unary("relu")
+gelu_tanh = _unary("gelu_tanh")
+gelu_erf = _unary("gelu_erf")
+square = _unary("square")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+
+
+def pow(x: Any, p: float, **options):
+    """x ** p (fp32 powf), rounded into the output format."""
+    return map(x, [("pow", p)], **options)
+
+
+def scale(x: Any, s: float, **options):
+    """s * x, rounded into the output format."""
+    return map(x, [("scale", s)], **options)
+
+
+def _binary(op: str, alpha: float, a: Any, b: Any, out_format, round, overflow, seed, threads):
+    aa, af = _operand(a, name="a")
+    bb, bf = _operand(b, name="b")
+    codes = _lplab.map_binary(op, alpha, aa, af, bb, bf, out_format or "", round, overflow, seed, threads)
+    return _result(codes, _lplab.format_name(out_format) if out_format else _out_name(aa, af))
+
+
+def add(a: Any, b: Any, *, out_format: str | None = None, round: str = "nearest_even", overflow: str = "ieee",
+        seed: int = 0, threads: int = 1):
+    """a + b (numpy broadcasting), one rounding into the output format (a's unless given)."""
+    return _binary("add", 0.0, a, b, out_format, round, overflow, seed, threads)
+
+
+def mul(a: Any, b: Any, *, out_format: str | None = None, round: str = "nearest_even", overflow: str = "ieee",
+        seed: int = 0, threads: int = 1):
+    """a * b (numpy broadcasting), one rounding into the output format."""
+    return _binary("mul", 0.0, a, b, out_format, round, overflow, seed, threads)
+
+
+def axpy(alpha: float, x: Any, y: Any, *, out_format: str | None = None, round: str = "nearest_even",
+         overflow: str = "ieee", seed: int = 0, threads: int = 1):
+    """alpha * x + y with one rounding (a fused multiply-add)."""
+    return _binary("axpy", float(alpha), x, y, out_format, round, overflow, seed, threads)
+
+
+def triu(x: Any, diagonal: int = 0, *, format=None):
+    """The upper triangle of the last two dimensions (+0 below), as torch.triu."""
+    arr, fmt = _operand(x, format)
+    return _result(_lplab.triu(arr, fmt, diagonal), _out_name(arr, fmt))
+
+
+def sum(x: Any, *, accumulate: str = "fp32", format=None) -> float:
+    """The sum of every element in row-major order, accumulated in fp64,
+    fp32 or the input's own format ("storage": rounded after every add)."""
+    arr, fmt = _operand(x, format)
+    return _lplab.reduce("sum", arr, fmt, accumulate)
+
+
+def mean(x: Any, *, accumulate: str = "fp32", format=None) -> float:
+    """sum / numel, the division in the accumulation's precision."""
+    arr, fmt = _operand(x, format)
+    return _lplab.reduce("mean", arr, fmt, accumulate)
+
+
+def amax(x: Any, *, format=None) -> float:
+    """max |x| (exact; NaN if any element is NaN)."""
+    arr, fmt = _operand(x, format)
+    return _lplab.reduce("amax", arr, fmt, "fp64")
+
+
+# ---------------------------------------------------------------------------
+# Matrix multiplication
+
+
+def matmul(a: Any, b: Any, *, accumulator: str = "fp32", out_format: str = "float32",
+           promote_every: int | None = None, params: Mapping[str, int] | None = None, scale_a: float = 1.0,
+           scale_b: float = 1.0, round: str = "nearest_even", overflow: str = "ieee", seed: int = 0,
+           threads: int = 1, c: Any = None, a_format: str | None = None, b_format: str | None = None):
+    """C = scale_a * scale_b * A @ B with an emulated accumulator.
+
+    accumulator: a preset -- fp64 (the exact sum), fp32, fp16, bf16,
+    bf16_dot2, tensor_core, hopper_wgmma_fp8, hopper_wgmma_bf16,
+    deepseek_v3_fp8 -- or a matrix-unit instruction
+    ("hopper.wgmma.f32.e4m3.e4m3"; :func:`accumulators` lists them all).
+    promote_every=N promotes the chain into fp32 every N products; params
+    replaces the tensor-core model's fields (block, fraction_bits,
+    result_bits, zero_exponent). c: an input C (float64, m x n) for
+    instruction accumulators. Operands may be any format and layout."""
+    aa, af = _operand(a, a_format, "a")
+    bb, bf = _operand(b, b_format, "b")
+    p = dict(params or {})
+    if promote_every is not None:
+        p["promote_every"] = promote_every
+    cc = None if c is None else np.asarray(c, np.float64)
+    codes = _lplab.matmul(aa, af, bb, bf, out_format, accumulator, p, scale_a, scale_b, round, overflow, seed,
+                          threads, cc)
+    return _result(codes, _lplab.format_name(out_format))
+
+
+def accumulators() -> list[tuple[str, str, str]]:
+    """Every accumulator preset: (name, aliases, description)."""
+    return _lplab.accumulators()

@@ -1,0 +1,180 @@
+// Arrays in and out of the extension (arrays.h).
+#include "arrays.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <sys/mman.h>
+#include <new>
+#include <stdexcept>
+
+#include "lplab/experiments/text.h"
+
+namespace lplab::python {
+
+namespace {
+
+using Code = nb::dlpack::dtype_code;
+
+// The format a DLPack dtype is itself, or nullptr (integers, float64, ...).
+const FormatEntry* format_of_dtype(nb::dlpack::dtype t) {
+  const auto code = static_cast<Code>(t.code);
+  const char* name = nullptr;
+  if (code == Code::Float && t.bits == 32) name = "float32";
+  else if (code == Code::Float && t.bits == 16) name = "float16";
+  else if (code == Code::Bfloat && t.bits == 16) name = "bfloat16";
+  else if (t.bits == 8) {
+    switch (code) {
+      case Code::Float8_E3M4: name = "float8_e3m4"; break;
+      case Code::Float8_E4M3: name = "float8_e4m3"; break;
+      case Code::Float8_E4M3B11FNUZ: name = "float8_e4m3b11fnuz"; break;
+      case Code::Float8_E4M3FN: name = "float8_e4m3fn"; break;
+      case Code::Float8_E4M3FNUZ: name = "float8_e4m3fnuz"; break;
+      case Code::Float8_E5M2: name = "float8_e5m2"; break;
+      case Code::Float8_E5M2FNUZ: name = "float8_e5m2fnuz"; break;
+      case Code::Float8_E8M0FNU: name = "float8_e8m0fnu"; break;
+      default: break;
+    }
+  }
+  return name != nullptr ? &format_named(name) : nullptr;
+}
+
+std::string dtype_text(nb::dlpack::dtype t) {
+  const char* kind = "?";
+  switch (static_cast<Code>(t.code)) {
+    case Code::Int: kind = "int"; break;
+    case Code::UInt: kind = "uint"; break;
+    case Code::Float: kind = "float"; break;
+    case Code::Bfloat: kind = "bfloat"; break;
+    case Code::Complex: kind = "complex"; break;
+    case Code::Bool: return "bool";
+    default: return fmt::format("DLPack type code {} of {} bits", t.code, t.bits);
+  }
+  return fmt::format("{}{}{}", kind, t.bits, t.lanes > 1 ? fmt::format("x{}", t.lanes) : "");
+}
+
+}  // namespace
+
+void value_error(const std::string& message) { throw std::invalid_argument(message); }
+
+const FormatEntry& format_named(std::string_view name) { return experiments::resolve_format(name); }
+
+const FormatEntry& float32_entry() { return experiments::formats()[0]; }
+
+FormatId format_id(const FormatEntry& e) {
+  if (e.declared != nullptr) return FormatId::none;
+  return static_cast<FormatId>(&e - experiments::formats().data());
+}
+
+FormatId Operand::id() const { return format == nullptr ? FormatId::none : format_id(*format); }
+
+std::size_t storage_bytes(const FormatEntry& e) {
+  if (format_id(e) == FormatId::float32) return 4;
+  const int bits = e.info.bits;
+  return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
+}
+
+nb::dlpack::dtype storage_dtype(const FormatEntry& e) {
+  if (format_id(e) == FormatId::float32) return nb::dtype<float>();
+  switch (storage_bytes(e)) {
+    case 1: return nb::dtype<std::uint8_t>();
+    case 2: return nb::dtype<std::uint16_t>();
+    case 4: return nb::dtype<std::uint32_t>();
+    default: return nb::dtype<std::uint64_t>();
+  }
+}
+
+Operand operand(const InArray& a, std::string_view format, const char* what) {
+  Operand op;
+  const nb::dlpack::dtype t = a.dtype();
+  if (t.lanes != 1) value_error(fmt::format("{}: vector dtype {} is not supported", what, dtype_text(t)));
+  const auto code = static_cast<Code>(t.code);
+  const std::size_t itemsize = (t.bits + 7) / 8;
+  if (format.empty()) {
+    if (code == Code::Float && t.bits == 64) {
+      op.format = nullptr;
+    } else if (const FormatEntry* f = format_of_dtype(t)) {
+      op.format = f;
+    } else if (code == Code::UInt || code == Code::Int) {
+      value_error(fmt::format("{}: {} codes need their format: lplab.Array(codes, \"float8_e4m3fn\") or format=...",
+                              what, dtype_text(t)));
+    } else {
+      value_error(fmt::format("{}: dtype {} is not float32, float64 or an lplab format", what, dtype_text(t)));
+    }
+  } else {
+    const FormatEntry& f = format_named(format);
+    const FormatEntry* own = format_of_dtype(t);
+    const bool codes = (code == Code::UInt || code == Code::Int) && itemsize == storage_bytes(f) &&
+                       format_id(f) != FormatId::float32;
+    if (own != &f && !codes)
+      value_error(format_id(f) == FormatId::float32
+                      ? fmt::format("{}: a {} array is not float32", what, dtype_text(t))
+                      : fmt::format("{}: a {} array cannot hold {} codes ({}-byte unsigned integers)", what,
+                                    dtype_text(t), f.name, storage_bytes(f)));
+    op.format = &f;
+  }
+  if (a.ndim() > kernels::kMaxRank)
+    value_error(fmt::format("{}: {} dimensions; lplab takes at most {}", what, a.ndim(), kernels::kMaxRank));
+  op.data = a.data();
+  for (std::size_t d = 0; d < a.ndim(); ++d) {
+    if (a.stride(d) < 0)
+      value_error(fmt::format("{}: negative strides (a reversed view) are not supported; pass a copy "
+                              "(numpy.ascontiguousarray)", what));
+    op.shape.push_back(a.shape(d));
+    op.strides.push_back(static_cast<std::ptrdiff_t>(a.stride(d)));
+    op.size *= a.shape(d);
+  }
+  return op;
+}
+
+OutArray new_array(nb::dlpack::dtype dtype, const std::vector<std::size_t>& shape) {
+  std::size_t n = 1;
+  for (std::size_t s : shape) n *= s;
+  const std::size_t bytes = std::max<std::size_t>(1, n * ((dtype.bits + 7) / 8));
+  // Large results on transparent huge pages, as numpy allocates them: a
+  // 64 MiB result is 32 page faults instead of 16384 (on a VM here, the
+  // faults of 4 KiB pages cost more than the conversion that fills them).
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  void* p = nullptr;
+  if (bytes >= 2 * kHuge) {
+    if (posix_memalign(&p, kHuge, bytes) != 0) p = nullptr;
+    if (p != nullptr) madvise(p, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);  // advice only
+  } else {
+    p = std::malloc(bytes);
+  }
+  if (p == nullptr) throw std::bad_alloc();
+  nb::capsule owner(p, [](void* q) noexcept { std::free(q); });
+  return OutArray(p, shape.size(), shape.data(), owner, nullptr, dtype);
+}
+
+void* output(const OutParam& out, const FormatEntry& e, const Operand& in, const char* what) {
+  if (out.dtype() != storage_dtype(e))
+    value_error(fmt::format("{}: {} codes are {}, not {}", what, e.name, dtype_text(storage_dtype(e)),
+                            dtype_text(out.dtype())));
+  bool same = out.ndim() == in.shape.size();
+  std::int64_t stride = 1;
+  for (std::size_t d = out.ndim(); same && d-- > 0;) {
+    same = out.shape(d) == in.shape[d] && (out.shape(d) == 1 || out.stride(d) == stride);
+    stride *= static_cast<std::int64_t>(out.shape(d));
+  }
+  if (!same) value_error(fmt::format("{}: a C-contiguous array of shape {} (x's)", what, kernels::detail::shape_text(in.shape)));
+  // No overlap with the input: the kernels read and write in chunks.
+  const std::size_t item_in = in.is_double() ? 8 : storage_bytes(*in.format);
+  std::size_t extent = 1;
+  for (std::size_t d = 0; d < in.shape.size(); ++d)
+    extent += in.shape[d] == 0 ? 0 : (in.shape[d] - 1) * static_cast<std::size_t>(in.strides[d]);
+  const auto* a0 = static_cast<const std::uint8_t*>(in.data);
+  const auto* b0 = static_cast<const std::uint8_t*>(out.data());
+  if (in.size != 0 && a0 < b0 + out.nbytes() && b0 < a0 + extent * item_in)
+    value_error(fmt::format("{}: overlaps x", what));
+  return out.data();
+}
+
+OutArray new_codes(const FormatEntry& e, const std::vector<std::size_t>& shape) {
+  return new_array(storage_dtype(e), shape);
+}
+
+Round round_named(std::string_view s) { return experiments::parse_round(s); }
+Overflow overflow_named(std::string_view s) { return experiments::parse_overflow(s); }
+
+}  // namespace lplab::python

@@ -1,0 +1,115 @@
+// The extension's side of arrays: a numpy (or any DLPack) array and a format
+// name become an Operand the kernels take, new outputs are numpy arrays that
+// own their memory, and long kernels run in chunks without the GIL, with
+// Ctrl-C noticed between chunks.
+//
+// An array's elements are a format's codes or values:
+//   float32, float16, bfloat16 and the float8 DLPack dtypes name their format
+//   themselves; float64 is double (an input only: it is rounded once);
+//   unsigned (or signed) integers of a format's storage width are its codes,
+//   and need the format named (the Python layer names it for lplab.Array and
+//   ml_dtypes arrays, whose bits it passes as unsigned views).
+// Storage: float32 as float, a format of at most 8 bits in one byte, 16 bits
+// in two, a declared format of more in four or eight.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lplab/experiments/format_registry.h"
+#include "lplab/kernels/convert.h"
+#include "lplab/kernels/view.h"
+
+namespace lplab::python {
+
+namespace nb = nanobind;
+using experiments::FormatEntry;
+using kernels::detail::FormatId;
+
+// Any array on the CPU, read-only accepted.
+using InArray = nb::ndarray<nb::ro, nb::device::cpu>;
+using OutArray = nb::ndarray<nb::numpy>;
+// A writable array the caller gives for a result.
+using OutParam = nb::ndarray<nb::device::cpu>;
+
+struct Operand {
+  const FormatEntry* format = nullptr;  // nullptr: float64
+  const void* data = nullptr;
+  std::vector<std::size_t> shape;
+  std::vector<std::ptrdiff_t> strides;  // in elements, non-negative
+  std::size_t size = 1;
+
+  bool is_double() const { return format == nullptr; }
+  bool compiled() const { return format != nullptr && format->declared == nullptr; }
+  bool contiguous() const { return layout().is_contiguous(); }
+  kernels::Layout layout() const { return kernels::Layout(shape, strides); }
+  FormatId id() const;
+};
+
+// The format called `name` (every name the tool takes, groups refused): a
+// ValueError with the tool's message otherwise.
+const FormatEntry& format_named(std::string_view name);
+// The catalog entry of float32.
+const FormatEntry& float32_entry();
+FormatId format_id(const FormatEntry& e);
+// Bytes a code of the format takes in an array.
+std::size_t storage_bytes(const FormatEntry& e);
+// The numpy dtype of a format's codes (float32 for float32).
+nb::dlpack::dtype storage_dtype(const FormatEntry& e);
+
+// `what` names the argument in messages ("x", "a").
+Operand operand(const InArray& a, std::string_view format, const char* what);
+// A new C-contiguous numpy array of `shape`, uninitialised.
+OutArray new_array(nb::dlpack::dtype dtype, const std::vector<std::size_t>& shape);
+OutArray new_codes(const FormatEntry& e, const std::vector<std::size_t>& shape);
+// `out` checked as the result of rounding `in` into `e`: e's storage dtype,
+// in's shape, C-contiguous, not overlapping in; its data.
+void* output(const OutParam& out, const FormatEntry& e, const Operand& in, const char* what);
+inline void* data_of(OutArray& a) { return a.data(); }
+
+// Rounds every element of `in` into `to`, written row-major and contiguous
+// at `out` (convert.cpp: the kernels' path for the pair and layout).
+void convert_into(const Operand& in, const FormatEntry& to, void* out, const kernels::ConvertOptions& o);
+
+// The argument's message: "x: ..." as a ValueError.
+[[noreturn]] void value_error(const std::string& message);
+
+// Elements per chunk of a long kernel: a few milliseconds of work, so that
+// Ctrl-C is noticed promptly and the GIL is given back between chunks.
+inline constexpr std::size_t kChunk = std::size_t{1} << 22;
+
+// body(begin, end) over [0, n) in chunks of `chunk`, without the GIL; between
+// chunks, a pending signal (Ctrl-C) raises its Python exception.
+template <class F>
+void without_gil(std::size_t n, F&& body, std::size_t chunk = kChunk) {
+  std::size_t i = 0;
+  do {
+    const std::size_t end = std::min(n, i + chunk);
+    {
+      nb::gil_scoped_release release;
+      body(i, end);
+    }
+    i = end;
+    if (i < n && PyErr_CheckSignals() != 0) throw nb::python_error();
+  } while (i < n);
+}
+
+// Parsers of the policy names (the tool's, aliases included).
+Round round_named(std::string_view s);
+Overflow overflow_named(std::string_view s);
+
+// The bindings, one function per file.
+void bind_formats(nb::module_& m);
+void bind_convert(nb::module_& m);
+void bind_scaling(nb::module_& m);
+void bind_elementwise(nb::module_& m);
+void bind_matmul(nb::module_& m);
+void bind_lab(nb::module_& m);
+
+}  // namespace lplab::python

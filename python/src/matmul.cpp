@@ -1,0 +1,163 @@
+// lplab.matmul (kernels/matmul.h): C = scale_a scale_b A B with an emulated
+// accumulator, any operand formats, C in any compiled format.
+//
+// The operands are decoded to float32 (exact for every compiled format, in
+// any layout) and the product runs as kernels::matmul(MatmulProblem, ...)
+// with the operands' ranges: what kernels::matmul(m, n, k, a, b, c) does
+// after its own decode. Rows of C are computed in bands without the GIL, with
+// Ctrl-C noticed between bands (one band under stochastic rounding, whose
+// random bits follow the element's index in the whole of C).
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "arrays.h"
+#include "lplab/experiments/text.h"
+#include "lplab/kernels/matmul.h"
+#include "lplab/kernels/mma.h"
+
+namespace lplab::python {
+
+namespace {
+
+struct Decoded {
+  std::vector<float> values;
+  kernels::OperandRange range;
+  std::size_t rows = 0, cols = 0;
+};
+
+Decoded decode_matrix(const InArray& x, const std::string& format, const char* what) {
+  const Operand op = operand(x, format, what);
+  if (op.is_double())
+    value_error(fmt::format("{}: matmul operands are float32 or an lplab format, not float64 (round first: "
+                            "lplab.convert({}, \"float32\"))",
+                            what, what));
+  if (!op.compiled())
+    value_error(fmt::format("{}: {} is a declared format; matmul takes the catalog's formats", what, op.format->name));
+  if (op.shape.size() != 2) value_error(fmt::format("{}: a matrix (2 dimensions), not {}", what, op.shape.size()));
+  Decoded d;
+  d.rows = op.shape[0];
+  d.cols = op.shape[1];
+  d.values.resize(op.size);
+  convert_into(op, float32_entry(), d.values.data(), {});
+  d.range = op.id() == FormatId::float32 ? kernels::operand_range<float>() : experiments::operand_range(*op.format);
+  return d;
+}
+
+kernels::AccumulatorModel accumulator_model(const std::string& name, const std::map<std::string, int>& params) {
+  const kernels::AccumulatorPreset* preset = kernels::find_accumulator_preset(name);
+  if (preset == nullptr) {
+    std::string plain;
+    for (const kernels::AccumulatorPreset& a : kernels::plain_accumulator_presets())
+      plain += (plain.empty() ? "" : ", ") + std::string(a.name);
+    value_error(fmt::format("accumulator: unknown '{}'; known: {}, or a matrix-unit instruction "
+                            "(lplab.accumulators())",
+                            experiments::shown(name), plain));
+  }
+  kernels::AccumulatorModel model = preset->model;
+  for (const auto& [key, value] : params) {
+    const kernels::AccumulatorField* field = nullptr;
+    for (const kernels::AccumulatorField& f : kernels::accumulator_fields())
+      if (f.name == key) field = &f;
+    if (field == nullptr) {
+      std::string names;
+      for (const kernels::AccumulatorField& f : kernels::accumulator_fields())
+        names += (names.empty() ? "" : ", ") + std::string(f.name);
+      value_error(fmt::format("unknown accumulator parameter '{}' ({})", experiments::shown(key), names));
+    }
+    model.*(field->field) = value;
+  }
+  if (const kernels::AccumulatorProblem e = kernels::accumulator_problem(model)) value_error(e.message);
+  return model;
+}
+
+}  // namespace
+
+void bind_matmul(nb::module_& m) {
+  m.def("matmul",
+        [](const InArray& a, const std::string& a_format, const InArray& b, const std::string& b_format,
+           const std::string& out_format, const std::string& accumulator, const std::map<std::string, int>& params,
+           float scale_a, float scale_b, const std::string& round, const std::string& overflow, std::uint64_t seed,
+           unsigned threads, std::optional<InArray> c) {
+          const Decoded da = decode_matrix(a, a_format, "a");
+          const Decoded db = decode_matrix(b, b_format, "b");
+          if (da.cols != db.rows)
+            value_error(fmt::format("a is {} x {} and b is {} x {}: the inner dimensions differ", da.rows, da.cols,
+                                    db.rows, db.cols));
+          const std::size_t mm = da.rows, nn = db.cols, kk = da.cols;
+          const FormatEntry& of = format_named(out_format);
+          if (of.declared != nullptr) value_error(fmt::format("out_format {} is a declared format", of.name));
+          kernels::MatmulOptions o;
+          o.accumulator = accumulator_model(accumulator, params);
+          o.scale_a = scale_a;
+          o.scale_b = scale_b;
+          o.round = round_named(round);
+          o.overflow = overflow_named(overflow);
+          o.seed = seed;
+          o.threads = threads;
+          std::vector<double> c_values;
+          if (c) {
+            const Operand oc = operand(*c, "", "c");
+            if (!oc.is_double() || oc.shape != std::vector<std::size_t>{mm, nn})
+              value_error(fmt::format("c: a float64 matrix of {} x {}", mm, nn));
+            c_values.resize(oc.size);
+            kernels::View<const double>(static_cast<const double*>(oc.data), oc.layout()).for_each(
+                [&, i = std::size_t{0}](const double& v) mutable { c_values[i++] = v; });
+          }
+          OutArray y = new_codes(of, {mm, nn});
+          const std::size_t item = storage_bytes(of);
+          // Rows per band: about 2^26 multiply-adds (milliseconds for the
+          // fp32 GEMM, enough rows for it to run at speed).
+          const std::size_t per_row = std::max<std::size_t>(1, nn * std::max<std::size_t>(kk, 1));
+          const std::size_t band = o.round == Round::stochastic
+                                       ? std::max<std::size_t>(mm, 1)
+                                       : std::max<std::size_t>(1, (std::size_t{1} << 26) / per_row);
+          experiments::visit_format(of, [&]<class T>(std::type_identity<T>) {
+            using TC = std::conditional_t<std::is_same_v<T, lplab::float32>, float, T>;
+            // Every check (sizes, the model against the operands and the output) before any band.
+            kernels::detail::check_matmul(mm, nn, kk, da.values.data(), db.values.data(), y.data(), o, da.range,
+                                          db.range, kernels::output_precision<TC>());
+            without_gil(mm, [&](std::size_t r0, std::size_t r1) {
+              kernels::MatmulOptions ob = o;
+              if (!c_values.empty()) ob.c_input = c_values.data() + r0 * nn;
+              const kernels::MatmulProblem p{r1 - r0, nn, kk, da.values.data() + r0 * kk, db.values.data(),
+                                             da.range, db.range};
+              kernels::matmul(p, reinterpret_cast<TC*>(static_cast<std::uint8_t*>(y.data()) + r0 * nn * item), ob);
+            }, band);
+          });
+          return y;
+        },
+        nb::arg("a"), nb::arg("a_format"), nb::arg("b"), nb::arg("b_format"), nb::arg("out_format"),
+        nb::arg("accumulator"), nb::arg("params"), nb::arg("scale_a"), nb::arg("scale_b"), nb::arg("round"),
+        nb::arg("overflow"), nb::arg("seed"), nb::arg("threads"), nb::arg("c").none(),
+        "C = scale_a scale_b A B, summed by the accumulator and rounded into out_format.");
+
+  m.def("accumulators",
+        []() {
+          std::vector<std::tuple<std::string, std::string, std::string>> out;
+          for (const kernels::AccumulatorPreset& a : kernels::accumulator_presets())
+            out.emplace_back(std::string(a.name), std::string(a.aliases), std::string(a.description));
+          return out;
+        },
+        "Every accumulator preset: (name, aliases, description); the matrix-unit instructions last.");
+  m.def("accumulator_parameters",
+        []() {
+          std::vector<std::string> out;
+          for (const kernels::AccumulatorField& f : kernels::accumulator_fields()) out.emplace_back(f.name);
+          return out;
+        },
+        "The names of the tensor-core model's parameters a preset's values can be replaced with.");
+  m.def("accumulator_label",
+        [](const std::string& name, const std::map<std::string, int>& params) {
+          return kernels::accumulator_label(accumulator_model(name, params));
+        },
+        nb::arg("name"), nb::arg("params"), "The label lplab's tables give the model.");
+}
+
+}  // namespace lplab::python

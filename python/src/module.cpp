@@ -1,0 +1,149 @@
+// lplab._lplab: the extension module of the Python package. The Python layer
+// (python/lplab/__init__.py) normalises arrays and names its results; every
+// computation is here, in the same compiled kernels the C++ API runs.
+//
+// Errors: a UsageError or std::invalid_argument (a bad name, shape, dtype or
+// option) becomes ValueError with the one-line message `lplab` prints after
+// "lplab: error: "; an interrupted run becomes KeyboardInterrupt.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+#include <nanobind/stl/pair.h>
+
+#include <fmt/format.h>
+
+#include "arrays.h"
+#include "lplab/experiments/experiment.h"
+#include "lplab/experiments/text.h"
+#include "lplab/kernels/targets.h"
+
+namespace lplab::python {
+
+namespace {
+
+std::string finfo_repr(const experiments::FinfoRecord& r, const std::string& name) {
+  return fmt::format("finfo(name={}, bits={}, max={}, min={}, eps={}, smallest_normal={}, smallest_subnormal={}, "
+                     "has_infinity={}, has_nan={})",
+                     name, r.bits, experiments::py_repr(r.max), experiments::py_repr(r.min),
+                     experiments::py_repr(r.eps), experiments::py_repr(r.smallest_normal),
+                     experiments::py_repr(r.smallest_subnormal), r.has_infinity ? "True" : "False",
+                     r.has_nan ? "True" : "False");
+}
+
+// finfo with the format's name attached.
+struct Finfo : experiments::FinfoRecord {
+  std::string name;
+  std::string description;
+};
+
+}  // namespace
+
+void bind_formats(nb::module_& m) {
+  using R = experiments::FinfoRecord;
+  nb::class_<Finfo>(m, "finfo",
+                    "Every field of torch.finfo and numpy/ml_dtypes finfo (resolution as resolution_torch and "
+                    "resolution_numpy), plus the NaN/Inf codes, the nearest-even overflow threshold, code and "
+                    "value counts and binades.")
+      .def("__init__",
+           [](Finfo* self, const std::string& format) {
+             const FormatEntry& e = format_named(format);
+             new (self) Finfo{e.info, std::string(e.name), std::string(e.description)};
+           },
+           nb::arg("format"), "The finfo of a format by any name lplab takes (\"bf16\", \"e4m3\", \"e3m3:bias=3\").")
+      .def_ro("name", &Finfo::name)
+      .def_ro("description", &Finfo::description)
+      .def_ro("bits", &R::bits)
+      .def_ro("exponent_bits", &R::exponent_bits)
+      .def_ro("mantissa_bits", &R::mantissa_bits)
+      .def_ro("bias", &R::bias)
+      .def_ro("is_signed", &R::is_signed)
+      .def_ro("has_infinity", &R::has_infinity)
+      .def_ro("has_nan", &R::has_nan)
+      .def_ro("has_negative_zero", &R::has_negative_zero)
+      .def_ro("has_subnormals", &R::has_subnormals)
+      .def_ro("encoding", &R::encoding)
+      .def_ro("eps", &R::eps)
+      .def_ro("epsneg", &R::epsneg)
+      .def_ro("max", &R::max)
+      .def_ro("min", &R::min)
+      .def_ro("tiny", &R::tiny)
+      .def_ro("smallest_normal", &R::smallest_normal)
+      .def_ro("smallest_subnormal", &R::smallest_subnormal)
+      .def_ro("resolution_torch", &R::resolution_torch)
+      .def_ro("resolution_numpy", &R::resolution_numpy)
+      .def_ro("machep", &R::machep)
+      .def_ro("negep", &R::negep)
+      .def_ro("nmant", &R::nmant)
+      .def_ro("nexp", &R::nexp)
+      .def_ro("iexp", &R::iexp)
+      .def_ro("maxexp", &R::maxexp)
+      .def_ro("minexp", &R::minexp)
+      .def_ro("precision", &R::precision)
+      .def_ro("digits10", &R::digits10)
+      .def_ro("overflow_threshold", &R::overflow_threshold)
+      .def_ro("threshold_tie_overflows", &R::threshold_tie_overflows)
+      .def_ro("nan_code", &R::nan_code)
+      .def_ro("inf_code", &R::inf_code)
+      .def_ro("nan_codes", &R::nan_codes)
+      .def_ro("finite_codes", &R::finite_codes)
+      .def_ro("finite_values", &R::finite_values)
+      .def_ro("normal_binades", &R::normal_binades)
+      .def_ro("binades", &R::binades)
+      .def("__repr__", [](const Finfo& f) { return finfo_repr(f, f.name); });
+
+  m.def("formats",
+        []() {
+          std::vector<std::pair<std::string, std::string>> out;
+          for (const FormatEntry& e : experiments::formats())
+            out.emplace_back(std::string(e.name), std::string(e.description));
+          return out;
+        },
+        "The catalog's formats in order: (name, description) pairs.");
+  m.def("format_name", [](const std::string& name) { return std::string(format_named(name).name); },
+        nb::arg("name"),
+        "The canonical name of a format (\"bf16\" -> \"bfloat16\"; a layout such as \"e3m3:bias=3\" names a "
+        "declared format). ValueError for an unknown name, with suggestions.");
+  m.def("storage_bits", [](const std::string& name) { return 8 * storage_bytes(format_named(name)); },
+        nb::arg("name"), "Bits a code of the format takes in an array (8, 16, 32 or 64).");
+  m.def("simd_target", []() { return std::string(kernels::current_simd_target().name); },
+        "The SIMD target the kernels run on this CPU (LPLAB_SIMD_TARGET may choose a lower one).");
+  m.def("simd_targets",
+        []() {
+          std::vector<std::string> out;
+          for (const kernels::SimdTarget& t : kernels::simd_targets()) out.emplace_back(t.name);
+          return out;
+        },
+        "Every SIMD target this CPU runs, best first.");
+  m.def("force_simd_target",
+        [](const std::string& name) {
+          if (name == "auto") return kernels::force_simd_target(0);
+          for (const kernels::SimdTarget& t : kernels::simd_targets())
+            if (name == t.name) return kernels::force_simd_target(t.id);
+          value_error(fmt::format("no SIMD target '{}' on this CPU", name));
+        },
+        nb::arg("name"), "Runs the kernels on this target from now on (\"auto\": the best again); every target gives the same bits.");
+  m.def("cpu_model", &kernels::cpu_model, "The CPU's model name.");
+}
+
+}  // namespace lplab::python
+
+NB_MODULE(_lplab, m) {
+  namespace nb = nanobind;
+  using namespace lplab::python;
+  m.doc() = "lplab's compiled kernels and laboratory (use the package lplab, which wraps this module)";
+  m.attr("__version__") = LPLAB_VERSION;
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const lplab::experiments::UsageError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const lplab::experiments::Interrupted&) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+    }
+  });
+  bind_formats(m);
+  bind_convert(m);
+  bind_scaling(m);
+  bind_elementwise(m);
+  bind_matmul(m);
+  bind_lab(m);
+}

@@ -1,0 +1,305 @@
+// Scaling (kernels/scaling.h): block schemes (MX, NVFP4, any element/scale
+// pair the library compiles), per-tensor FP8 scaling and DeepSeek-V3 tiles.
+// Inputs are float32; blocks are runs of block_size consecutive elements in
+// row-major order, as the C++ API takes a span.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <array>
+#include <fmt/format.h>
+
+#include "arrays.h"
+#include "lplab/experiments/text.h"
+#include "lplab/kernels/scaling.h"
+
+namespace lplab::python {
+
+namespace {
+
+struct RuleName {
+  kernels::ScaleRule rule;
+  const char* name;
+};
+constexpr std::array<RuleName, 4> kRules{{{kernels::ScaleRule::floor, "floor"},
+                                          {kernels::ScaleRule::ceil, "ceil"},
+                                          {kernels::ScaleRule::amax_ratio, "amax_ratio"},
+                                          {kernels::ScaleRule::amax_ratio_te, "amax_ratio_te"}}};
+
+kernels::ScaleRule rule_named(const std::string& s) {
+  for (const RuleName& r : kRules)
+    if (s == r.name) return r.rule;
+  value_error(fmt::format("unknown scale rule '{}' (floor, ceil, amax_ratio, amax_ratio_te)", experiments::shown(s)));
+}
+
+const char* rule_name(kernels::ScaleRule rule) {
+  for (const RuleName& r : kRules)
+    if (r.rule == rule) return r.name;
+  return "?";
+}
+
+kernels::AmaxSource amax_named(const std::string& s) {
+  if (s == "current") return kernels::AmaxSource::current;
+  if (s == "history_max") return kernels::AmaxSource::history_max;
+  if (s == "history_most_recent") return kernels::AmaxSource::history_most_recent;
+  value_error(fmt::format("unknown amax source '{}' (current, history_max, history_most_recent)",
+                          experiments::shown(s)));
+}
+
+template <class T>
+std::string name_of() {
+  return std::string(experiments::formats()[catalog_index<T>()].name);
+}
+
+// A float32 input, any layout: its values in row-major order (a view when
+// contiguous, else a copy).
+struct FloatInput {
+  Operand op;
+  std::vector<float> copy;
+  std::span<const float> values() const {
+    return copy.empty() ? std::span<const float>(static_cast<const float*>(op.data), op.size)
+                        : std::span<const float>(copy);
+  }
+};
+FloatInput float_input(const InArray& x, const char* what) {
+  FloatInput in{operand(x, "", what), {}};
+  if (in.op.format != &float32_entry())
+    value_error(fmt::format("{}: scaling takes float32 values (convert first: lplab.convert(x, \"float32\"))", what));
+  if (!in.op.contiguous()) {
+    in.copy.resize(in.op.size);
+    std::size_t i = 0;
+    kernels::View<const float>(static_cast<const float*>(in.op.data), in.op.layout()).for_each([&](const float& v) {
+      in.copy[i++] = v;
+    });
+  }
+  return in;
+}
+
+// Contiguous codes of format `f`, n of them.
+template <class T>
+std::span<const T> codes_input(const InArray& a, const char* what, std::size_t n) {
+  const Operand op = operand(a, name_of<T>(), what);
+  if (!op.contiguous()) value_error(fmt::format("{}: codes must be contiguous", what));
+  if (op.size != n) value_error(fmt::format("{}: {} codes given, {} expected", what, op.size, n));
+  return {static_cast<const T*>(op.data), n};
+}
+
+// f(type_identity<Elem>, type_identity<Scale>) for a compiled pair.
+template <class F>
+nb::object visit_block(const std::string& elem, const std::string& scale, F&& f) {
+  const FormatEntry& e = format_named(elem);
+  const FormatEntry& s = format_named(scale);
+  if (e.declared != nullptr || s.declared != nullptr)
+    value_error("block scaling takes compiled formats (not declared layouts)");
+  return experiments::visit_format(e, [&]<class E>(std::type_identity<E>) -> nb::object {
+    return experiments::visit_format(s, [&]<class S>(std::type_identity<S>) -> nb::object {
+      if constexpr (kernels::BlockElement<E> && kernels::BlockScale<S>) {
+        return f(std::type_identity<E>{}, std::type_identity<S>{});
+      } else {
+        value_error(fmt::format("no block scaling of {} elements with {} scales: elements are float8_e4m3fn, "
+                                "float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn or "
+                                "float4_e2m1fn; scales float8_e8m0fnu or float8_e4m3fn",
+                                e.name, s.name));
+      }
+    });
+  });
+}
+
+template <class F>
+nb::object visit_element(const std::string& elem, F&& f) {
+  const FormatEntry& e = format_named(elem);
+  if (e.declared != nullptr) value_error("scaling takes compiled formats (not declared layouts)");
+  return experiments::visit_format(e, [&]<class E>(std::type_identity<E>) -> nb::object {
+    if constexpr (kernels::BlockElement<E>) {
+      return f(std::type_identity<E>{});
+    } else {
+      value_error(fmt::format("{} is not an element format of scaling (float8_e4m3fn, float8_e5m2, their fnuz "
+                              "variants, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn)",
+                              e.name));
+    }
+  });
+}
+
+template <class E, class S>
+kernels::BlockScaling<E, S> scheme(int block_size, const std::string& rule, bool tensor_scale) {
+  if (block_size < 1) value_error(fmt::format("block_size {}: must be at least 1", block_size));
+  return {.block_size = block_size, .rule = rule_named(rule), .tensor_scale = tensor_scale};
+}
+
+}  // namespace
+
+void bind_scaling(nb::module_& m) {
+  m.def("block_schemes",
+        []() {
+          nb::dict d;
+#define LPLAB_PY_SCHEME(name)                                                                                  \
+  {                                                                                                            \
+    using S = std::remove_cvref_t<decltype(kernels::name)>;                                                    \
+    d[#name] = nb::make_tuple(name_of<typename S::element_type>(), name_of<typename S::scale_type>(),          \
+                              kernels::name.block_size, rule_name(kernels::name.rule), kernels::name.tensor_scale); \
+  }
+          LPLAB_BLOCK_SCHEMES(LPLAB_PY_SCHEME)
+#undef LPLAB_PY_SCHEME
+          return d;
+        },
+        "The named block schemes: name -> (element, scale, block_size, rule, tensor_scale).");
+
+  m.def("quantize_blocks",
+        [](const InArray& x, const std::string& elem, const std::string& scale, int block_size,
+           const std::string& rule, bool tensor_scale, bool packed, unsigned threads) {
+          const FloatInput in = float_input(x, "x");
+          return visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
+            const auto s = scheme<E, S>(block_size, rule, tensor_scale);
+            const std::span<const float> v = in.values();
+            const FormatEntry& ef = format_named(elem);
+            OutArray scales = new_codes(format_named(scale), {kernels::scales_needed(s, v.size())});
+            const std::span<S> sc(static_cast<S*>(scales.data()), kernels::scales_needed(s, v.size()));
+            float ts = 1.0f;
+            OutArray elems;
+            if (packed) {
+              if constexpr (kernels::PackedFormat<E>) {
+                elems = new_array(nb::dtype<std::uint8_t>(), {kernels::packed_bytes<E>(v.size())});
+                const std::span<std::uint8_t> b(static_cast<std::uint8_t*>(elems.data()),
+                                                kernels::packed_bytes<E>(v.size()));
+                nb::gil_scoped_release release;
+                kernels::quantize_packed(s, v, b, sc, &ts, threads);
+              } else {
+                value_error(fmt::format("packed=True: {} is not a packed format (FP4, FP6)", ef.name));
+              }
+            } else {
+              elems = new_codes(ef, in.op.shape);
+              const std::span<E> q(static_cast<E*>(elems.data()), v.size());
+              nb::gil_scoped_release release;
+              kernels::quantize(s, v, q, sc, &ts, threads);
+            }
+            return nb::object(nb::make_tuple(elems, scales, ts));
+          });
+        },
+        nb::arg("x"), nb::arg("elem"), nb::arg("scale"), nb::arg("block_size"), nb::arg("rule"),
+        nb::arg("tensor_scale"), nb::arg("packed"), nb::arg("threads"),
+        "Block-scaled quantization: (element codes or packed bytes, scale codes, tensor scale).");
+
+  m.def("dequantize_blocks",
+        [](const InArray& elems, const InArray& scales, const std::string& elem, const std::string& scale,
+           int block_size, const std::string& rule, bool tensor_scale, float tensor_scale_value, bool packed,
+           std::vector<std::size_t> shape) {
+          std::size_t n = 1;
+          for (std::size_t d : shape) n *= d;
+          return visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
+            const auto s = scheme<E, S>(block_size, rule, tensor_scale);
+            const std::span<const S> sc = codes_input<S>(scales, "scales", kernels::scales_needed(s, n));
+            OutArray y = new_array(nb::dtype<float>(), shape);
+            const std::span<float> out(static_cast<float*>(y.data()), n);
+            if (packed) {
+              if constexpr (kernels::PackedFormat<E>) {
+                const std::size_t bytes = kernels::packed_bytes<E>(n);
+                if (elems.dtype() != nb::dtype<std::uint8_t>() || elems.ndim() != 1 || elems.shape(0) != bytes ||
+                    (bytes > 1 && elems.stride(0) != 1))
+                  value_error(fmt::format("elems: {} packed elements of {} are {} contiguous bytes (1-D uint8)", n,
+                                          name_of<E>(), bytes));
+                const std::span<const std::uint8_t> packed_bytes(static_cast<const std::uint8_t*>(elems.data()), bytes);
+                nb::gil_scoped_release release;
+                kernels::dequantize_packed(s, packed_bytes, sc, out, tensor_scale_value);
+              } else {
+                value_error(fmt::format("packed=True: {} is not a packed format (FP4, FP6)", name_of<E>()));
+              }
+            } else {
+              const std::span<const E> q = codes_input<E>(elems, "elems", n);
+              nb::gil_scoped_release release;
+              kernels::dequantize(s, q, sc, out, tensor_scale_value);
+            }
+            return nb::cast(y);
+          });
+        },
+        nb::arg("elems"), nb::arg("scales"), nb::arg("elem"), nb::arg("scale"), nb::arg("block_size"),
+        nb::arg("rule"), nb::arg("tensor_scale"), nb::arg("tensor_scale_value"), nb::arg("packed"),
+        nb::arg("shape"), "The float32 values of block-scaled data.");
+
+  m.def("quantize_tensor",
+        [](const InArray& x, const std::string& elem, int margin, const std::string& amax,
+           std::optional<InArray> history) {
+          const FloatInput in = float_input(x, "x");
+          std::optional<FloatInput> h;
+          if (history) h = float_input(*history, "history");
+          return visit_element(elem, [&]<class E>(std::type_identity<E>) {
+            const kernels::TensorScaling<E> s{.margin = margin, .amax = amax_named(amax)};
+            OutArray q = new_codes(format_named(elem), in.op.shape);
+            kernels::TensorScaleResult r;
+            {
+              nb::gil_scoped_release release;
+              r = kernels::quantize(s, in.values(), std::span<E>(static_cast<E*>(q.data()), in.op.size),
+                                    h ? h->values() : std::span<const float>{});
+            }
+            return nb::object(nb::make_tuple(q, r.scale, r.amax));
+          });
+        },
+        nb::arg("x"), nb::arg("elem"), nb::arg("margin"), nb::arg("amax"), nb::arg("history").none(),
+        "Per-tensor FP8 scaling (Transformer Engine's formula): (codes, scale, amax).");
+
+  m.def("dequantize_tensor",
+        [](const InArray& codes, const std::string& elem, float scale) {
+          return visit_element(elem, [&]<class E>(std::type_identity<E>) {
+            const Operand op = operand(codes, name_of<E>(), "codes");
+            const std::span<const E> q = codes_input<E>(codes, "codes", op.size);
+            OutArray y = new_array(nb::dtype<float>(), op.shape);
+            {
+              nb::gil_scoped_release release;
+              kernels::dequantize(kernels::TensorScaling<E>{}, q, scale,
+                                  std::span<float>(static_cast<float*>(y.data()), op.size));
+            }
+            return nb::cast(y);
+          });
+        },
+        nb::arg("codes"), nb::arg("elem"), nb::arg("scale"), "x = float(code) / scale for per-tensor scaled codes.");
+
+  m.def("quantize_tiles",
+        [](const InArray& x, const std::string& elem, int tile_rows, int tile_cols, float amax_floor) {
+          const FloatInput in = float_input(x, "x");
+          if (in.op.shape.size() != 2) value_error("x: tile scaling takes a 2-D matrix");
+          const std::size_t rows = in.op.shape[0], cols = in.op.shape[1];
+          if (tile_rows < 1 || tile_cols < 1) value_error("tiles must be at least 1 x 1");
+          return visit_element(elem, [&]<class E>(std::type_identity<E>) {
+            const kernels::TileScaling<E> s{.tile_rows = tile_rows, .tile_cols = tile_cols, .amax_floor = amax_floor};
+            OutArray q = new_codes(format_named(elem), in.op.shape);
+            const std::size_t tr = (rows + tile_rows - 1) / tile_rows, tc = (cols + tile_cols - 1) / tile_cols;
+            OutArray scales = new_array(nb::dtype<float>(), {rows == 0 || cols == 0 ? 0 : tr, cols == 0 ? 0 : tc});
+            if (cols != 0 && rows != 0) {
+              nb::gil_scoped_release release;
+              kernels::quantize(s, in.values(), cols, std::span<E>(static_cast<E*>(q.data()), in.op.size),
+                                std::span<float>(static_cast<float*>(scales.data()), tr * tc));
+            }
+            return nb::object(nb::make_tuple(q, scales));
+          });
+        },
+        nb::arg("x"), nb::arg("elem"), nb::arg("tile_rows"), nb::arg("tile_cols"), nb::arg("amax_floor"),
+        "DeepSeek-V3 fine-grained scaling of a matrix: (codes, float32 scales per tile).");
+
+  m.def("dequantize_tiles",
+        [](const InArray& codes, const InArray& scales, const std::string& elem, int tile_rows, int tile_cols) {
+          return visit_element(elem, [&]<class E>(std::type_identity<E>) {
+            const Operand op = operand(codes, name_of<E>(), "codes");
+            if (op.shape.size() != 2) value_error("codes: tile scaling takes a 2-D matrix");
+            const std::size_t rows = op.shape[0], cols = op.shape[1];
+            const kernels::TileScaling<E> s{.tile_rows = tile_rows, .tile_cols = tile_cols};
+            const std::span<const E> q = codes_input<E>(codes, "codes", op.size);
+            const FloatInput sc = float_input(scales, "scales");
+            OutArray y = new_array(nb::dtype<float>(), op.shape);
+            if (rows != 0 && cols != 0) {
+              nb::gil_scoped_release release;
+              kernels::dequantize(s, q, cols, sc.values(), std::span<float>(static_cast<float*>(y.data()), op.size));
+            }
+            return nb::cast(y);
+          });
+        },
+        nb::arg("codes"), nb::arg("scales"), nb::arg("elem"), nb::arg("tile_rows"), nb::arg("tile_cols"),
+        "The float32 values of tile-scaled codes.");
+
+  m.def("amax",
+        [](const InArray& x) {
+          const FloatInput in = float_input(x, "x");
+          return kernels::amax(in.values());
+        },
+        nb::arg("x"), "The largest |x| of a float32 array (NaN if any element is NaN).");
+}
+
+}  // namespace lplab::python

@@ -1,0 +1,41 @@
+"""Shared helpers of the Python package's tests (pytest; scripts/test.sh runs them
+against the package installed in build/pyenv)."""
+import os
+import pathlib
+import shutil
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+try:
+    import ml_dtypes
+except ImportError:  # the comparisons with ml_dtypes report SKIPPED without it
+    ml_dtypes = None
+
+needs_ml_dtypes = pytest.mark.skipif(ml_dtypes is None, reason="ml_dtypes is not installed")
+
+
+def built(name: str, env: str):
+    """A program of the C++ build (the tool, the C++ converter): $env, else build/release."""
+    path = os.environ.get(env) or str(ROOT / "build" / "release" / name)
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+def theirs(name: str):
+    """ml_dtypes' (numpy's, for float16/float32) type of a format, or None."""
+    if name in ("float16", "float32"):
+        return getattr(np, name)
+    return getattr(ml_dtypes, name, None) if ml_dtypes is not None else None
+
+
+def codes_view(a: np.ndarray) -> np.ndarray:
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.dtype.itemsize])
+
+
+def same_values(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Equal, or both NaN."""
+    x = np.asarray(x, np.float64)
+    y = np.asarray(y, np.float64)
+    return (x == y) | (np.isnan(x) & np.isnan(y))

@@ -1,0 +1,143 @@
+"""The laboratory from Python: experiments, the report, regression checks,
+finfo and the package's surface."""
+import json
+import os
+import signal
+import subprocess
+
+import numpy as np
+import pytest
+
+import lplab
+from conftest import ROOT, built, needs_ml_dtypes
+
+
+def test_experiments_are_listed_with_their_parameters():
+    ex = {e["name"]: e for e in lplab.experiments()}
+    assert "underflow" in ex and "matmul_error" in ex
+    assert all(isinstance(p["name"], str) for e in ex.values() for p in e["params"])
+
+
+def test_run_returns_the_tools_tables():
+    tables = lplab.run("underflow", ["fp16", "bf16"])
+    t = tables["underflow_values"]
+    assert t.columns[:3] == ["value", "dtype", "result"]
+    assert str(t).startswith("## ")
+    rows = {(r[0], r[1]): r for r in t}
+    assert rows[(1e-08, "float16")][2] == 0.0
+    assert rows[(1e-08, "bfloat16")][2] == 1.0011717677116394e-08
+    arr = t.to_numpy()
+    assert arr.dtype.names == tuple(t.columns) and len(arr) == len(t)
+    assert t["result"].dtype == np.float64
+    tool = built("tools/lplab", "LPLAB_TOOL")
+    if tool is not None:  # the same table the CLI prints
+        out = subprocess.run([tool, "run", "underflow", "--dtypes", "fp16,bf16", "--output", "csv"],
+                             capture_output=True, text=True, check=True).stdout
+        assert t.to_csv() in out
+
+
+def test_run_with_input_values_and_params():
+    x = np.random.default_rng(0).standard_normal(4096).astype(np.float32)
+    tables = lplab.run("error", ["bf16"], input=x)
+    assert tables
+    with pytest.raises(ValueError, match="takes no input"):
+        lplab.run("footprint", input=x)
+    with pytest.raises(ValueError, match="unknown experiment|no experiment"):
+        lplab.run("nosuch")
+    with pytest.raises(ValueError):
+        lplab.run("underflow", nosuch_param=3)
+
+
+def test_report_quick(tmp_path):
+    out = tmp_path / "report"
+    summary = lplab.report(out, quick=True, threads=2, progress=False)
+    assert (out / "index.html").is_file() and (out / "index.md").is_file()
+    assert len(summary) > 0
+    bad = tmp_path / "mine"
+    bad.mkdir()
+    (bad / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError):
+        lplab.report(bad, quick=True)
+    assert (bad / "notes.txt").read_text() == "mine"
+
+
+def test_regress_spec_and_baselines(tmp_path):
+    spec = tmp_path / "checks.yaml"
+    spec.write_text("checks:\n"
+                    "  - name: bf16 round trip\n"
+                    "    convert: {format: bfloat16, input: {distribution: normal, sigma: 1, n: 4096, seed: 1}}\n"
+                    "    max_rel_err: {max: 2^-8}\n")
+    junit = tmp_path / "out.xml"
+    try:
+        r = lplab.regress(spec, junit=junit)
+    except ValueError as e:  # the schema is docs/regress.md's: show the message if this spec drifts from it
+        pytest.fail(f"spec rejected: {e}")
+    assert r.passed and len(r.checks) == 1 and junit.is_file()
+    assert r.checks[0]["measured"] <= 2.0 ** -8
+    base = lplab.regress(only=["finfo"])
+    assert base.passed and base.suites[0]["entries"] > 100
+    with pytest.raises(ValueError):
+        lplab.regress(tmp_path / "missing.yaml")
+
+
+def test_the_signal_handler_is_python_s_again():
+    before = signal.getsignal(signal.SIGINT)
+    lplab.run("underflow", ["bf16"])
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+@needs_ml_dtypes
+def test_finfo_matches_ml_dtypes():
+    import ml_dtypes
+    for name in lplab.formats():
+        t = getattr(ml_dtypes, name, None) if name not in ("float16", "float32") else getattr(np, name)
+        if t is None:
+            continue
+        ours, theirs = lplab.finfo(name), ml_dtypes.finfo(t)
+        assert ours.bits == theirs.bits, name
+        for field in ("eps", "max", "min", "smallest_subnormal", "smallest_normal"):
+            assert getattr(ours, field) == float(getattr(theirs, field)), (name, field)
+        assert ours.resolution_numpy == float(theirs.resolution), name
+    f = lplab.finfo("e4m3")
+    assert (f.max, f.nan_code, f.has_infinity, f.overflow_threshold) == (448.0, 0x7F, False, 464.0)
+
+
+def test_package_surface():
+    assert lplab.__version__
+    assert lplab.format_name("bf16") == "bfloat16"
+    assert lplab.simd_target() in lplab.simd_targets()
+    assert "float8_e4m3fn" in lplab.formats()
+    assert set(lplab.block_schemes()) >= {"mxfp8_e4m3", "mxfp4", "nvfp4"}
+    pyi = os.path.join(os.path.dirname(lplab.__file__), "_lplab.pyi")
+    assert os.path.isfile(pyi) and "def convert(" in open(pyi).read()
+    assert os.path.isfile(os.path.join(os.path.dirname(lplab.__file__), "py.typed"))
+
+
+def test_every_simd_target_gives_the_same_bits():
+    x = np.random.default_rng(5).standard_normal(100_003).astype(np.float32) * 100
+    want = None
+    try:
+        for t in lplab.simd_targets():
+            lplab.force_simd_target(t)
+            got = (lplab.convert(x, "e4m3").codes, lplab.relu(lplab.convert(x, "bf16")).codes,
+                   lplab.quantize(x, "mxfp4", packed=True).elems)
+            if want is None:
+                want = got
+            assert all((g == w).all() for g, w in zip(got, want)), t
+    finally:
+        lplab.force_simd_target("auto")
+
+
+def test_the_readme_example_prints_what_the_readme_shows():
+    import contextlib
+    import io
+    import re
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"<!-- python-example.*?-->\n```python\n(.*?)```\n\n```text\n(.*?)```", text, re.S)
+    assert m, "README.md has no python-example block"
+    code, shown = m.group(1), m.group(2)
+    assert len(code.strip().splitlines()) == 5
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert out.getvalue() == shown

@@ -1,0 +1,116 @@
+"""Block, per-tensor and tile scaling against references written here from
+the specs (OCP MX v1.0 section 6.3, NVFP4's tensor scale, TE's per-tensor
+formula), rounding with ml_dtypes."""
+import numpy as np
+import pytest
+
+import lplab
+from conftest import needs_ml_dtypes
+
+
+def mx_floor_reference(x, elem_type, emax, max_elem, block=32):
+    """OCP MX v1.0 6.3: X = floor(log2 amax) - emax; elements x / 2^X rounded
+    to nearest-even with saturation (clip, then round: ml_dtypes does not saturate)."""
+    q, scales = [], []
+    for i in range(0, x.size, block):
+        b = x[i:i + block].astype(np.float64)
+        amax = np.abs(b).max()
+        X = -127 if amax == 0 else int(np.floor(np.log2(amax))) - emax
+        X = max(-127, min(127, X))
+        scales.append(X + 127)
+        q.append(np.clip(b / 2.0 ** X, -max_elem, max_elem).astype(np.float32).astype(elem_type))
+    return np.concatenate(q), np.array(scales, np.uint8)
+
+
+@needs_ml_dtypes
+@pytest.mark.parametrize("scheme, elem, emax, max_elem", [
+    ("mxfp8_e4m3", "float8_e4m3fn", 8, 448.0), ("mxfp8_e5m2", "float8_e5m2", 15, 57344.0),
+    ("mxfp6_e2m3", "float6_e2m3fn", 2, 7.5), ("mxfp4", "float4_e2m1fn", 2, 6.0)])
+def test_mx_schemes_follow_the_spec(scheme, elem, emax, max_elem):
+    import ml_dtypes
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(32 * 64) * np.exp(rng.standard_normal(32 * 64) * 3)).astype(np.float32)
+    x[:32] = 0.0
+    q = lplab.quantize(x, scheme)
+    want_q, want_s = mx_floor_reference(x, getattr(ml_dtypes, elem), emax, max_elem)
+    assert (q.elems.to_ml_dtypes().astype(np.float32) == want_q.astype(np.float32)).all()
+    assert (q.scales.codes == want_s).all()
+    y = lplab.dequantize(q)
+    ref = want_q.astype(np.float32) * np.repeat(2.0 ** (want_s.astype(np.float64) - 127), 32)
+    assert (y == ref.astype(np.float32)).all()
+
+
+def test_floor_saturates_and_ceil_does_not():
+    # scaling.h: E4M3 amax 500, floor: X = 8 - 8 = 0, 500 -> 448; ceil: X = 1, 500 -> 250 -> 256.
+    x = np.full(32, 1.0, np.float32)
+    x[0] = 500.0
+    fl = lplab.quantize(x, "mxfp8_e4m3")
+    ce = lplab.quantize(x, "mxfp8_e4m3", rule="ceil")
+    assert fl.scales.numpy()[0] == 1.0 and fl.elems.numpy()[0] == 448.0
+    assert ce.scales.numpy()[0] == 2.0 and ce.elems.numpy()[0] == 256.0
+    assert lplab.dequantize(ce)[0] == 512.0
+
+
+def test_nvfp4_tensor_scale_and_packing():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(4096).astype(np.float32)
+    q = lplab.quantize(x, "nvfp4")
+    assert q.tensor_scale == np.float32(np.float32(6 * 448) / np.float32(np.abs(x).max()))
+    p = lplab.quantize(x, "nvfp4", packed=True)
+    assert (p.elems == lplab.pack(q.elems)).all()
+    assert (lplab.dequantize(p) == lplab.dequantize(q)).all()
+    assert p.nbytes == 4096 // 2 + 4096 // 16 + 4  # 4.5 bits an element, plus the fp32 tensor scale
+    err = lplab.dequantize(q) - x
+    sqnr = 10 * np.log10((x ** 2).sum() / (err ** 2).sum())
+    assert 18 < sqnr < 25  # NVFP4 on N(0, 1): about 21 dB
+
+
+def test_two_threads_give_the_same_bits():
+    x = np.random.default_rng(2).standard_normal(1 << 20).astype(np.float32)
+    a = lplab.quantize(x, "mxfp4", packed=True, threads=1)
+    b = lplab.quantize(x, "mxfp4", packed=True, threads=2)
+    assert (a.elems == b.elems).all() and a.scales == b.scales
+
+
+def test_custom_scheme_and_shape():
+    x = np.arange(-24, 24, dtype=np.float32).reshape(4, 12) / 4
+    q = lplab.quantize(x, None, elem="e5m2", scale="e8m0", block_size=12, rule="ceil")
+    assert q.scales.shape == (4,) and q.elems.shape == (4, 12)
+    assert lplab.dequantize(q).shape == (4, 12)
+
+
+@needs_ml_dtypes
+def test_per_tensor_scaling():
+    import ml_dtypes
+    x = np.array([0.5, -3.0, 100.0, 1e-3], np.float32)
+    q, s, a = lplab.quantize_tensor(x, "e4m3")
+    assert a == 100.0 and s == np.float32(448.0) / np.float32(100.0)
+    want = np.clip(x * s, -448, 448).astype(ml_dtypes.float8_e4m3fn)
+    assert (q.to_ml_dtypes() == want).all()
+    assert (lplab.dequantize_tensor(q, s) == want.astype(np.float32) / s).all()
+    q2, s2, _ = lplab.quantize_tensor(x, "e4m3", margin=1, amax="history_max", history=[200.0, 50.0])
+    assert s2 == np.float32(448.0 / 200.0) / 2
+
+
+def test_tiles():
+    x = np.random.default_rng(3).standard_normal((3, 300)).astype(np.float32)
+    q, s = lplab.quantize_tiles(x, tile=(1, 128))
+    assert s.shape == (3, 3)
+    assert s[0, 0] == np.float32(max(np.abs(x[0, :128]).max(), 1e-4)) / np.float32(448)
+    y = lplab.dequantize_tiles(q, s, tile=(1, 128))
+    assert y.shape == x.shape and np.abs(y - x).max() < 0.07 * np.abs(x).max()
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda: lplab.quantize(np.ones(4, np.float32), "mxfp9"), "unknown block scheme"),
+    (lambda: lplab.quantize(np.ones(4, np.float32), None, elem="bf16", scale="e8m0"), "no block scaling"),
+    (lambda: lplab.quantize(np.ones(4, np.float32), "mxfp8_e4m3", block_size=0), "block_size 0"),
+    (lambda: lplab.quantize(np.ones(4, np.float32), "mxfp8_e4m3", rule="round"), "unknown scale rule"),
+    (lambda: lplab.quantize(np.ones(4, np.float32), "mxfp8_e4m3", packed=True), "not a packed format"),
+    (lambda: lplab.quantize(np.ones(4), "mxfp8_e4m3"), "float32"),
+    (lambda: lplab.quantize_tiles(np.ones(4, np.float32)), "2-D"),
+    (lambda: lplab.quantize_tensor(np.ones(4, np.float32), amax="history_max"), ""),
+])
+def test_bad_input(bad, message):
+    with pytest.raises(ValueError, match=message):
+        bad()
