@@ -77,7 +77,11 @@ def convert(x: Any, to: str, *, round: str = "nearest_even", overflow: str = "ie
     else:
         arr, fmt = _operand(x, format)
     name = _NAMES.get(to) or _canonical(to)
-    codes = _empty(arr.shape, _DTYPES.get(name) or _code_dtype(name)) if out is None else _new_result(arr, name, out)
+    if out is None:
+        dtype = _DTYPES.get(name)  # (a numpy dtype is falsy: no `or` here)
+        codes = _empty(arr.shape, _code_dtype(name) if dtype is None else dtype)
+    else:
+        codes = _new_result(arr, name, out)
     counts = _lplab.convert(arr, fmt, codes, name, round, overflow, seed, flags, threads)
     if out is not None and isinstance(out, Array):
         y = out
@@ -134,7 +138,9 @@ class Quantized:
 
     @property
     def nbytes(self) -> int:
-        """Bytes stored: elements (packed where packed), scales, and 4 for an fp32 tensor scale."""
+        """The storage the scheme needs: the elements packed (FP4 two a byte,
+        FP6 four in three bytes, whether or not this object holds them
+        packed), the scales, and 4 bytes for an fp32 tensor scale."""
         e = self.elems.nbytes if self.packed else _lplab.packed_bytes(self.elem, self.elems.size)
         return e + self.scales.codes.nbytes + (4 if self.uses_tensor_scale else 0)
 
@@ -240,12 +246,13 @@ def _dtype_format(arr) -> str:
 
 
 def _unary(op: str):
-    def f(x: Any, *, out_format: str | None = None, round: str = "nearest_even", overflow: str = "ieee",
-          seed: int = 0, threads: int = 1, format=None):
-        return map(x, [op], out_format=out_format, round=round, overflow=overflow, seed=seed, threads=threads,
-                   format=format)
+    def f(x: Any, *, out_format: str | None = None, compute: str = "per_op", round: str = "nearest_even",
+          overflow: str = "ieee", seed: int = 0, threads: int = 1, format=None):
+        return map(x, [op], out_format=out_format, compute=compute, round=round, overflow=overflow, seed=seed,
+                   threads=threads, format=format)
     f.__name__ = op
-    f.__doc__ = f"{op} of every element, computed in fp32 and rounded into the output format (x's unless given)."
+    f.__doc__ = (f"{op} of every element, computed in fp32 (compute=\"fp64\": the double reference) and "
+                 "rounded into the output format (x's unless given).")
     return f
 
 

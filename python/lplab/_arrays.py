@@ -96,7 +96,7 @@ class Array:
         codes = np.asarray(codes)
         want = _code_dtype(fmt)
         if codes.dtype != want:
-            if codes.dtype.kind in "ui" and codes.dtype.itemsize == want.itemsize:
+            if codes.dtype.kind in "ui" and codes.dtype.itemsize == want.itemsize and fmt != "float32":
                 codes = codes.view(want)
             else:
                 raise ValueError(f"codes: {fmt} codes are {want.name}, not {codes.dtype.name}")
@@ -192,7 +192,7 @@ def operand(x: Any, format: str | None = None, name: str = "x"):
             if fmt not in _CATALOG:
                 raise ValueError(f"{name}: ml_dtypes {fmt} is not an lplab format")
             return x.view(_code_dtype(fmt)), fmt
-        if dt.kind == "b" or dt.kind == "O":
+        if dt.kind in "bOUSMmVc":
             raise ValueError(f"{name}: dtype {dt} is not float32, float64 or an lplab format")
         return x, format or ""
     if hasattr(x, "__dlpack__"):
@@ -211,5 +211,8 @@ def result(codes: np.ndarray, fmt: str):
 def decode(x: Any, format: str | None = None, dtype=np.float32) -> np.ndarray:
     """The exact values of codes (an Array, an ml_dtypes array, or unsigned
     codes with ``format``) as float32 or float64."""
+    d = np.dtype(dtype)
+    if d not in (np.float32, np.float64):
+        raise ValueError(f"dtype: float32 or float64, not {d}")
     arr, fmt = operand(x, format)
-    return _lplab.decode(arr, fmt, np.dtype(dtype) == np.float64)
+    return _lplab.decode(arr, fmt, d == np.float64)

@@ -85,19 +85,18 @@ def run(experiment: str, dtypes: Sequence[str] | str | None = None, *, input: An
         input_dtype: str | None = None, shard: str = "0/1", threads: int = 0, **params) -> dict[str, Table]:
     """Runs one experiment (``lplab run``) and returns its tables by id.
     Parameters are keyword arguments (lists as Python lists); ``input`` is a
-    .npy path or an array of values for the experiments that take one.
+    .npy path or an array of values (float64, float32, or any format's
+    Array or ml_dtypes array) for the experiments that take one.
     Everything is checked before any work (ValueError)."""
     if isinstance(dtypes, str):
         dtypes = [dtypes]
     text = {k: _param_text(v) for k, v in params.items()}
-    path, arr = "", None
+    path, arr, fmt = "", None, ""
     if isinstance(input, (str, os.PathLike)):
         path = os.fspath(input)
     elif input is not None:
         arr, fmt = _operand(input, name="input")
-        if fmt:
-            raise ValueError("input: values (float16/32/64, bfloat16, ...), not codes")
-    tables = _lplab.run(experiment, list(dtypes or []), text, path, arr, input_dtype or "", shard, threads)
+    tables = _lplab.run(experiment, list(dtypes or []), text, path, arr, fmt, input_dtype or "", shard, threads)
     return {t["id"]: Table(t) for t in tables}
 
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <sys/mman.h>
 #include <new>
@@ -128,9 +129,18 @@ Operand operand(const InArray& a, std::string_view format, const char* what) {
 }
 
 OutArray new_array(nb::dlpack::dtype dtype, const std::vector<std::size_t>& shape) {
+  // The element count and the bytes, checked: a shape whose product
+  // overflows (a broadcast of two huge stride-0 views) is refused, never
+  // allocated short.
+  const std::size_t item = (dtype.bits + 7) / 8;
   std::size_t n = 1;
-  for (std::size_t s : shape) n *= s;
-  const std::size_t bytes = std::max<std::size_t>(1, n * ((dtype.bits + 7) / 8));
+  bool zero = false;
+  for (std::size_t s : shape) zero |= s == 0;
+  for (std::size_t s : shape)
+    if (!zero && (__builtin_mul_overflow(n, s, &n) || n > static_cast<std::size_t>(PTRDIFF_MAX) / item))
+      value_error(fmt::format("a result of shape {} does not fit in memory", kernels::detail::shape_text(shape)));
+  if (zero) n = 0;
+  const std::size_t bytes = std::max<std::size_t>(1, n * item);
   // Large results on transparent huge pages, as numpy allocates them: a
   // 64 MiB result is 32 page faults instead of 16384 (on a VM here, the
   // faults of 4 KiB pages cost more than the conversion that fills them).

@@ -71,7 +71,8 @@ void convert_scalar(const Operand& in, const void* data, const FormatEntry& to, 
   const std::size_t out_bytes = storage_bytes(to);
   without_gil(in.size, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      const std::uint32_t random = o.round == Round::stochastic ? kernels::stochastic_bits(o.seed, i) : 0;
+      const std::uint32_t random =
+          o.round == Round::stochastic ? kernels::stochastic_bits(o.seed, o.first_index + i) : 0;
       Flags f;
       const std::uint64_t code = to.from_double(load_value(in, data, i), o.round, o.overflow, random,
                                                 o.stats != nullptr ? &f : nullptr);
@@ -92,7 +93,9 @@ void convert_scalar(const Operand& in, const void* data, const FormatEntry& to, 
 void convert_into(const Operand& in, const FormatEntry& to, void* out, const kernels::ConvertOptions& o) {
   if (in.size == 0) return;
   const bool kernel = in.compiled() && to.declared == nullptr;
-  if (kernel && !in.contiguous() && o.stats == nullptr) {
+  // (The elementwise cast numbers elements from 0: a slice of a larger
+  // array, first_index > 0, takes the gathered path.)
+  if (kernel && !in.contiguous() && o.stats == nullptr && o.first_index == 0) {
     kernels::detail::Operand x{in.id(), in.data, in.layout()};
     kernels::detail::Output y{format_id(to), out, kernels::Layout(in.shape)};
     const kernels::Step identity{kernels::Unary::identity, 0.0f};

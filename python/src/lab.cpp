@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <csignal>
+#include <mutex>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -29,26 +30,48 @@ using experiments::Progress;
 
 // The experiments' SIGINT handler for the length of a call, then Python's
 // again: Ctrl-C sets the flag Progress::step() reads, and the run stops with
-// Interrupted (KeyboardInterrupt in Python).
+// Interrupted (KeyboardInterrupt in Python). Calls may overlap (they release
+// the GIL): the first to enter saves Python's handlers and installs lplab's,
+// the last to leave restores them and clears the flag.
 class InterruptScope {
  public:
   InterruptScope() {
-    sigaction(SIGINT, nullptr, &int_);
-    sigaction(SIGTERM, nullptr, &term_);
-    Progress::clear_interrupt();
-    Progress::install_interrupt_handler();
+    const std::lock_guard<std::mutex> lock(mutex());
+    if (active()++ == 0) {
+      sigaction(SIGINT, nullptr, &saved_int());
+      sigaction(SIGTERM, nullptr, &saved_term());
+      Progress::clear_interrupt();
+      Progress::install_interrupt_handler();
+    }
   }
   ~InterruptScope() {
-    sigaction(SIGINT, &int_, nullptr);
-    sigaction(SIGTERM, &term_, nullptr);
-    Progress::clear_interrupt();
+    const std::lock_guard<std::mutex> lock(mutex());
+    if (--active() == 0) {
+      sigaction(SIGINT, &saved_int(), nullptr);
+      sigaction(SIGTERM, &saved_term(), nullptr);
+      Progress::clear_interrupt();
+    }
   }
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
 
  private:
-  struct sigaction int_ {};
-  struct sigaction term_ {};
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& active() {
+    static int n = 0;
+    return n;
+  }
+  static struct sigaction& saved_int() {
+    static struct sigaction s {};
+    return s;
+  }
+  static struct sigaction& saved_term() {
+    static struct sigaction s {};
+    return s;
+  }
 };
 
 nb::object cell_object(const experiments::Cell& c) {
@@ -148,8 +171,8 @@ void bind_lab(nb::module_& m) {
   m.def("run",
         [](const std::string& experiment, const std::vector<std::string>& dtypes,
            const std::map<std::string, std::string>& params, const std::string& input_path,
-           std::optional<InArray> input, const std::string& input_dtype, const std::string& shard,
-           unsigned threads) {
+           std::optional<InArray> input, const std::string& input_format, const std::string& input_dtype,
+           const std::string& shard, unsigned threads) {
           experiments::RunRequest request;
           request.experiment = experiment;
           request.dtypes = dtypes;
@@ -161,7 +184,7 @@ void bind_lab(nb::module_& m) {
           experiments::PreparedRun run = experiments::prepare(request);  // every check before any work
           if (input) {
             if (!run.experiment->takes_input) value_error(fmt::format("{} takes no input", run.experiment->name));
-            const Operand op = operand(*input, "", "input");
+            const Operand op = operand(*input, input_format, "input");
             if (op.size == 0) value_error("input: the array is empty");
             run.input.resize(op.size);
             if (op.is_double() || op.compiled()) {
@@ -192,7 +215,9 @@ void bind_lab(nb::module_& m) {
           return tables_list(result.tables);
         },
         nb::arg("experiment"), nb::arg("dtypes"), nb::arg("params"), nb::arg("input_path"), nb::arg("input").none(),
-        nb::arg("input_dtype"), nb::arg("shard"), nb::arg("threads"), "One experiment's tables.");
+        nb::arg("input_format"), nb::arg("input_dtype"), nb::arg("shard"), nb::arg("threads"),
+        "One experiment's tables; input values from a .npy path or an array (float64, float32 or a compiled "
+        "format's codes with input_format).");
 
   m.def("report",
         [](const std::string& dir, bool quick, unsigned threads, bool progress) {

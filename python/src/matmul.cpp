@@ -112,12 +112,15 @@ void bind_matmul(nb::module_& m) {
           }
           OutArray y = new_codes(of, {mm, nn});
           const std::size_t item = storage_bytes(of);
-          // Rows per band: about 2^26 multiply-adds (milliseconds for the
-          // fp32 GEMM, enough rows for it to run at speed).
+          // Rows per band: about 2^26 multiply-adds, and at least 64 rows, so
+          // that every worker thread has rows of each band. One band (the
+          // whole product) where the result depends on how C is cut: the
+          // fp32 GEMM (Eigen sums a band of one row as a GEMV, in another
+          // order) and stochastic rounding (bits by C's element index).
           const std::size_t per_row = std::max<std::size_t>(1, nn * std::max<std::size_t>(kk, 1));
-          const std::size_t band = o.round == Round::stochastic
-                                       ? std::max<std::size_t>(mm, 1)
-                                       : std::max<std::size_t>(1, (std::size_t{1} << 26) / per_row);
+          const bool whole = o.round == Round::stochastic || o.accumulator.kind == kernels::Accumulator::fp32;
+          const std::size_t band = whole ? std::max<std::size_t>(mm, 1)
+                                         : std::max<std::size_t>(64, (std::size_t{1} << 26) / per_row);
           experiments::visit_format(of, [&]<class T>(std::type_identity<T>) {
             using TC = std::conditional_t<std::is_same_v<T, lplab::float32>, float, T>;
             // Every check (sizes, the model against the operands and the output) before any band.

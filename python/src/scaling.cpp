@@ -184,7 +184,8 @@ void bind_scaling(nb::module_& m) {
            int block_size, const std::string& rule, bool tensor_scale, float tensor_scale_value, bool packed,
            std::vector<std::size_t> shape) {
           std::size_t n = 1;
-          for (std::size_t d : shape) n *= d;
+          for (std::size_t d : shape)
+            if (__builtin_mul_overflow(n, d, &n)) value_error("shape: the element count overflows");
           return visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
             const auto s = scheme<E, S>(block_size, rule, tensor_scale);
             const std::span<const S> sc = codes_input<S>(scales, "scales", kernels::scales_needed(s, n));

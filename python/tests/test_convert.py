@@ -212,6 +212,11 @@ def test_declared_formats():
     (lambda: lplab.convert(lplab.Array(np.zeros(2, np.uint8), "e4m3"), "bf16", format="e5m2"), "not e5m2"),
     (lambda: lplab.pack(lplab.Array(np.zeros(2, np.uint8), "e4m3")), "not packed"),
     (lambda: lplab.unpack(np.zeros(3, np.uint8), "e2m1", 3), "take 2 bytes"),
+    (lambda: lplab.convert(np.array(["a"]), "bf16"), "not float32"),
+    (lambda: lplab.decode(lplab.convert([1.0], "bf16"), dtype=np.float16), "float32 or float64"),
+    (lambda: lplab.Array(np.arange(3, dtype=np.int32), "float32"), "float32 codes are float32"),
+    (lambda: lplab.convert(np.ones(4, np.float32), "bf16", out=np.empty(3, np.uint16)), "shape"),
+    (lambda: lplab.convert(np.ones(4, np.float32), "bf16", out=np.empty(4, np.uint8)), "uint16"),
 ])
 def test_bad_input_raises_value_error(bad, message):
     with pytest.raises(ValueError, match=message):

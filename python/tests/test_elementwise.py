@@ -85,7 +85,18 @@ def test_triu():
     (lambda: lplab.map(np.ones(3, np.float32), ["relu"], compute="fast"), "unknown compute"),
     (lambda: lplab.sum(np.ones(3, np.float32), accumulate="fp8"), "unknown accumulation"),
     (lambda: lplab.triu(np.ones(3, np.float32)), "2 dimensions"),
+    # 2^62 elements through stride-0 views: refused, never allocated short
+    (lambda: lplab.add(np.broadcast_to(np.float32(1), (2 ** 31, 1)), np.broadcast_to(np.float32(1), (1, 2 ** 31))),
+     "does not fit"),
 ])
+
 def test_bad_input(bad, message):
     with pytest.raises(ValueError, match=message):
         bad()
+
+
+def test_the_fp64_reference_is_reachable_from_every_unary_op():
+    x = lplab.convert(np.linspace(-3, 3, 101, dtype=np.float32), "bf16")
+    for f in (lplab.gelu_tanh, lplab.gelu_erf, lplab.relu, lplab.square, lplab.cast):
+        ref = f(x, compute="fp64")
+        assert ref.format == "bfloat16" and ref.shape == x.shape

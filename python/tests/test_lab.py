@@ -81,9 +81,38 @@ def test_regress_spec_and_baselines(tmp_path):
 
 
 def test_the_signal_handler_is_python_s_again():
+    import threading
     before = signal.getsignal(signal.SIGINT)
     lplab.run("underflow", ["bf16"])
     assert signal.getsignal(signal.SIGINT) is before
+    # Overlapping calls (they release the GIL): Python's handler once all are done.
+    errors = []
+    def work():
+        try:
+            lplab.run("underflow", ["bf16", "fp16"])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert signal.getsignal(signal.SIGINT) is before
+    # ... and Ctrl-C still reaches Python.
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+
+
+@needs_ml_dtypes
+def test_run_takes_ml_dtypes_and_lplab_arrays_as_input():
+    import ml_dtypes
+    x = np.random.default_rng(1).standard_normal(2048).astype(np.float32)
+    a = lplab.run("error", ["e4m3"], input=x.astype(ml_dtypes.bfloat16))
+    b = lplab.run("error", ["e4m3"], input=lplab.convert(x, "bf16"))
+    assert [str(t) for t in a.values()] == [str(t) for t in b.values()]
 
 
 @needs_ml_dtypes
