@@ -32,7 +32,7 @@ __all__ = [
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
     "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
     "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale", "add", "mul", "axpy", "triu", "sum",
-    "mean", "amax", "matmul", "accumulators", "experiments", "run", "report", "regress", "cpu_model",
+    "mean", "amax", "matmul", "matmul_blocks", "accumulators", "experiments", "run", "report", "regress", "cpu_model",
     "simd_target", "simd_targets", "force_simd_target",
 ]
 
@@ -352,6 +352,31 @@ def matmul(a: Any, b: Any, *, accumulator: str = "fp32", out_format: str = "floa
     cc = None if c is None else np.asarray(c, np.float64)
     codes = _lplab.matmul(aa, af, bb, bf, out_format, accumulator, p, scale_a, scale_b, round, overflow, seed,
                           threads, cc)
+    return _result(codes, _lplab.format_name(out_format))
+
+
+def matmul_blocks(a: Quantized, b_t: Quantized, *, accumulator: str = "fp32", out_format: str = "float32",
+                  promote_every: int | None = None, params: Mapping[str, int] | None = None, scale_a: float = 1.0,
+                  scale_b: float = 1.0, round: str = "nearest_even", overflow: str = "ieee", seed: int = 0,
+                  threads: int = 1):
+    """C = A @ B for block-scaled operands, K-major as block-scaled GEMMs take
+    them: ``a`` is A (m x k) and ``b_t`` is B transposed (n x k), each from
+    :func:`quantize` of a 2-D array whose k is a multiple of the block size
+    (``lplab.quantize(b.T.copy(), "mxfp8_e4m3")``). A block-scaled matrix-unit
+    instruction (``accumulators()``: the ``block_scale`` ones) applies the
+    scales inside its dot products, as the hardware does; every other
+    accumulator sums the dequantized values' products."""
+    def parts(q: Quantized, name: str):
+        if not isinstance(q, Quantized):
+            raise ValueError(f"{name}: a lplab.Quantized (lplab.quantize of a 2-D array)")
+        elems = unpack(q.elems, q.elem, int(np.prod(q.shape))).codes.reshape(q.shape) if q.packed else q.elems.codes
+        return (elems, q.scales.codes, q.elem, q.scale, q.block_size, q.rule, q.uses_tensor_scale,
+                float(q.tensor_scale))
+    p = dict(params or {})
+    if promote_every is not None:
+        p["promote_every"] = promote_every
+    codes = _lplab.matmul_blocks(*parts(a, "a"), *parts(b_t, "b_t"), out_format, accumulator, p, scale_a, scale_b,
+                                 round, overflow, seed, threads)
     return _result(codes, _lplab.format_name(out_format))
 
 

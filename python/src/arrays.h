@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "lplab/experiments/format_registry.h"
+#include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/view.h"
 
@@ -103,6 +104,23 @@ void without_gil(std::size_t n, F&& body, std::size_t chunk = kChunk) {
 // Parsers of the policy names (the tool's, aliases included).
 Round round_named(std::string_view s);
 Overflow overflow_named(std::string_view s);
+
+// A block-scaled matmul operand, rows x k, K-major (A, or B transposed), as
+// kernels::BlockScaledOperand holds it, decoded for the type-erased product
+// (matmul.cpp): elements, scales and dequantized values as floats, and what
+// the accumulators and the tensor-scale factor need (scaling.cpp).
+struct ScaledOperand {
+  std::size_t rows = 0, k = 0;
+  std::vector<float> elems, scales, values;
+  kernels::OperandRange elem_range, scaled_range;
+  int block_size = 0;
+  bool e8m0 = false, te = false;
+  double encode_numerator = 1;
+  float tensor_scale = 1;
+};
+ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const std::string& elem,
+                             const std::string& scale, int block_size, const std::string& rule, bool tensor_scale,
+                             float tensor_scale_value, const char* what);
 
 // The bindings, one function per file.
 void bind_formats(nb::module_& m);

@@ -141,6 +141,71 @@ void bind_matmul(nb::module_& m) {
         nb::arg("overflow"), nb::arg("seed"), nb::arg("threads"), nb::arg("c").none(),
         "C = scale_a scale_b A B, summed by the accumulator and rounded into out_format.");
 
+  m.def("matmul_blocks",
+        [](const InArray& a_elems, const InArray& a_scales, const std::string& a_elem, const std::string& a_scale,
+           int a_block, const std::string& a_rule, bool a_tensor, float a_ts, const InArray& b_elems,
+           const InArray& b_scales, const std::string& b_elem, const std::string& b_scale, int b_block,
+           const std::string& b_rule, bool b_tensor, float b_ts, const std::string& out_format,
+           const std::string& accumulator, const std::map<std::string, int>& params, float scale_a, float scale_b,
+           const std::string& round, const std::string& overflow, std::uint64_t seed, unsigned threads) {
+          // kernels::matmul(m, n, k, BlockScaledOperand a, BlockScaledOperand b_transposed, c, options), with
+          // the operands' formats chosen at run time: the same steps on the same decoded values.
+          const ScaledOperand a = scaled_operand(a_elems, a_scales, a_elem, a_scale, a_block, a_rule, a_tensor, a_ts, "a");
+          const ScaledOperand b = scaled_operand(b_elems, b_scales, b_elem, b_scale, b_block, b_rule, b_tensor, b_ts,
+                                                 "b_t");
+          if (a.k != b.k)
+            value_error(fmt::format("a is {} x {} and b_t (B transposed) is {} x {}: k differs", a.rows, a.k, b.rows,
+                                    b.k));
+          const std::size_t mm = a.rows, nn = b.rows, kk = a.k;
+          const FormatEntry& of = format_named(out_format);
+          if (of.declared != nullptr) value_error(fmt::format("out_format {} is a declared format", of.name));
+          kernels::MatmulOptions o;
+          o.accumulator = accumulator_model(accumulator, params);
+          o.scale_a = scale_a;
+          o.scale_b = scale_b;
+          o.round = round_named(round);
+          o.overflow = overflow_named(overflow);
+          o.seed = seed;
+          o.threads = threads;
+          OutArray y = new_codes(of, {mm, nn});
+          experiments::visit_format(of, [&]<class T>(std::type_identity<T>) {
+            using TC = std::conditional_t<std::is_same_v<T, lplab::float32>, float, T>;
+            const float dummy = 0;
+            kernels::detail::check_matmul(mm, nn, kk, &dummy, &dummy, y.data(), o, a.scaled_range, b.scaled_range,
+                                          kernels::output_precision<TC>());
+            if (mm == 0 || nn == 0) return;
+            TC* c = static_cast<TC*>(y.data());
+            const bool instruction = o.accumulator.kind == kernels::Accumulator::instruction;
+            // B (k x n) from B transposed: the instruction takes elements, the
+            // other accumulators the dequantized values.
+            const std::vector<float>& bt = instruction ? b.elems : b.values;
+            std::vector<float> bk(kk * nn);
+            for (std::size_t j = 0; j < nn; ++j)
+              for (std::size_t t = 0; t < kk; ++t) bk[t * nn + j] = bt[j * kk + t];
+            nb::gil_scoped_release release;
+            if (instruction) {
+              std::vector<double> sum(mm * nn);
+              kernels::detail::matmul_block_scaled_instruction(
+                  {mm, nn, kk, a.elems.data(), bk.data(), a.elem_range, b.elem_range}, a.scales.data(),
+                  b.scales.data(), a.block_size, b.block_size, a.e8m0, b.e8m0, o, sum.data());
+              const double scale = static_cast<double>(o.scale_a) * static_cast<double>(o.scale_b) *
+                                   kernels::detail::tensor_scale_factor(a.te, a.encode_numerator, a.tensor_scale, b.te,
+                                                                        b.encode_numerator, b.tensor_scale);
+              kernels::detail::round_sums(sum.data(), c, mm * nn, scale, o);
+            } else {
+              kernels::detail::matmul_decoded({mm, nn, kk, a.values.data(), bk.data(), a.scaled_range, b.scaled_range},
+                                              c, o);
+            }
+          });
+          return y;
+        },
+        nb::arg("a_elems"), nb::arg("a_scales"), nb::arg("a_elem"), nb::arg("a_scale"), nb::arg("a_block"),
+        nb::arg("a_rule"), nb::arg("a_tensor"), nb::arg("a_ts"), nb::arg("b_elems"), nb::arg("b_scales"),
+        nb::arg("b_elem"), nb::arg("b_scale"), nb::arg("b_block"), nb::arg("b_rule"), nb::arg("b_tensor"),
+        nb::arg("b_ts"), nb::arg("out_format"), nb::arg("accumulator"), nb::arg("params"), nb::arg("scale_a"),
+        nb::arg("scale_b"), nb::arg("round"), nb::arg("overflow"), nb::arg("seed"), nb::arg("threads"),
+        "C = A B for block-scaled A (m x k) and B transposed (n x k), K-major as block-scaled GEMMs take them.");
+
   m.def("accumulators",
         []() {
           std::vector<std::tuple<std::string, std::string, std::string>> out;

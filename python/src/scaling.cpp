@@ -11,6 +11,7 @@
 
 #include "arrays.h"
 #include "lplab/experiments/text.h"
+#include "lplab/kernels/matmul.h"
 #include "lplab/kernels/scaling.h"
 
 namespace lplab::python {
@@ -127,6 +128,41 @@ kernels::BlockScaling<E, S> scheme(int block_size, const std::string& rule, bool
 }
 
 }  // namespace
+
+ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const std::string& elem,
+                             const std::string& scale, int block_size, const std::string& rule, bool tensor_scale,
+                             float tensor_scale_value, const char* what) {
+  ScaledOperand out;
+  visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
+    const auto s = scheme<E, S>(block_size, rule, tensor_scale);
+    const Operand e = operand(elems, name_of<E>(), what);
+    if (e.shape.size() != 2)
+      value_error(fmt::format("{}: a block-scaled matrix (2 dimensions: rows x k, K-major), not {}", what,
+                              e.shape.size()));
+    out.rows = e.shape[0];
+    out.k = e.shape[1];
+    const std::span<const E> q = codes_input<E>(elems, what, e.size);
+    const std::size_t blocks = block_size > 0 && out.k % static_cast<std::size_t>(block_size) == 0
+                                   ? e.size / static_cast<std::size_t>(block_size)
+                                   : kernels::scales_needed(s, e.size);
+    const std::span<const S> sc = codes_input<S>(scales, what, blocks);
+    kernels::detail::check_block_scaled(out.rows, out.k, block_size, q.data(), sc.data(), tensor_scale_value, what,
+                                        s.rule == kernels::ScaleRule::amax_ratio_te);
+    const kernels::BlockScaledOperand<E, S> op{s, q.data(), sc.data(), tensor_scale_value};
+    out.elems = kernels::decode_operand(q.data(), q.size());
+    out.scales = kernels::decode_operand(sc.data(), sc.size());
+    out.values = kernels::detail::dequantize_operand(op, out.rows, out.k);
+    out.elem_range = kernels::operand_range<E>();
+    out.scaled_range = kernels::detail::scaled_range<E>();
+    out.block_size = block_size;
+    out.e8m0 = std::is_same_v<S, float8_e8m0fnu>;
+    out.te = s.rule == kernels::ScaleRule::amax_ratio_te;
+    out.encode_numerator = static_cast<double>(kernels::scale_rules::Constants<E, S>::encode_numerator);
+    out.tensor_scale = tensor_scale_value;
+    return nb::object();
+  });
+  return out;
+}
 
 void bind_scaling(nb::module_& m) {
   m.def("block_schemes",

@@ -60,3 +60,28 @@ def test_instruction_presets():
 def test_bad_input(bad, message):
     with pytest.raises(ValueError, match=message):
         bad()
+
+
+def test_block_scaled_operands():
+    rng = np.random.default_rng(4)
+    a = rng.integers(-6, 7, (16, 64)).astype(np.float32)
+    b = rng.integers(-6, 7, (64, 8)).astype(np.float32)
+    qa = lplab.quantize(a, "mxfp8_e4m3")
+    qb = lplab.quantize(b.T.copy(), "mxfp8_e4m3")
+    exact = lplab.dequantize(qa).astype(np.float64) @ lplab.dequantize(qb).astype(np.float64).T
+    assert (exact == a.astype(np.float64) @ b).all()  # small integers: MX-exact
+    for acc in ["fp64", "fp32", "tensor_core"]:
+        assert (lplab.matmul_blocks(qa, qb, accumulator=acc) == exact).all(), acc
+    # a block-scaled instruction applies the E8M0 scales inside its dot products
+    names = [n for n, _, _ in lplab.accumulators() if "block_scale" in n or ".block32." in n]
+    inst = next(n for n in names if "e4m3.e4m3" in n and "block32" in n)
+    assert (lplab.matmul_blocks(qa, qb, accumulator=inst) == exact).all()
+    # packed FP4 and NVFP4's tensor scales
+    pa = lplab.quantize(a, "nvfp4", packed=True)
+    pb = lplab.quantize(b.T.copy(), "nvfp4", packed=True)
+    ref = lplab.dequantize(pa).astype(np.float64) @ lplab.dequantize(pb).astype(np.float64).T
+    assert np.allclose(lplab.matmul_blocks(pa, pb, accumulator="fp64"), ref, rtol=1e-6)
+    with pytest.raises(ValueError, match="k differs"):
+        lplab.matmul_blocks(qa, lplab.quantize(b[:32].T.copy(), "mxfp8_e4m3"))
+    with pytest.raises(ValueError, match="multiple|block"):
+        lplab.matmul_blocks(lplab.quantize(a[:, :40].copy(), "mxfp8_e4m3"), lplab.quantize(b[:40].T.copy(), "mxfp8_e4m3"))

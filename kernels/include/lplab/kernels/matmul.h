@@ -213,16 +213,20 @@ void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const v
 // Transformer Engine's order, TE's GEMM alpha (amax_a * amax_b) / M^2 in
 // float32 (M = max_elem * max_scale, 2688 for NVFP4); for one, amax / M in
 // place of its 1 / s_enc.
+// The same from each operand's parts: whether it is in TE's order, its M
+// and its tensor scale (for callers that hold the formats at run time).
+inline double tensor_scale_factor(bool te_a, double m_a, float ts_a, bool te_b, double m_b, float ts_b) {
+  if (te_a && te_b) return static_cast<double>(ts_a * ts_b / static_cast<float>(m_a * m_b));
+  const double fa = te_a ? static_cast<double>(ts_a) / m_a : 1.0 / static_cast<double>(ts_a);
+  const double fb = te_b ? static_cast<double>(ts_b) / m_b : 1.0 / static_cast<double>(ts_b);
+  return fa * fb;
+}
 template <class EA, class SA, class EB, class SB>
 double tensor_scale_factor(const BlockScaledOperand<EA, SA>& a, const BlockScaledOperand<EB, SB>& b) {
-  const bool te_a = a.scheme.rule == ScaleRule::amax_ratio_te, te_b = b.scheme.rule == ScaleRule::amax_ratio_te;
-  const auto m_a = static_cast<double>(scale_rules::Constants<EA, SA>::encode_numerator);
-  const auto m_b = static_cast<double>(scale_rules::Constants<EB, SB>::encode_numerator);
-  if (te_a && te_b)
-    return static_cast<double>(a.tensor_scale * b.tensor_scale / static_cast<float>(m_a * m_b));
-  const double fa = te_a ? static_cast<double>(a.tensor_scale) / m_a : 1.0 / static_cast<double>(a.tensor_scale);
-  const double fb = te_b ? static_cast<double>(b.tensor_scale) / m_b : 1.0 / static_cast<double>(b.tensor_scale);
-  return fa * fb;
+  return tensor_scale_factor(a.scheme.rule == ScaleRule::amax_ratio_te,
+                             static_cast<double>(scale_rules::Constants<EA, SA>::encode_numerator), a.tensor_scale,
+                             b.scheme.rule == ScaleRule::amax_ratio_te,
+                             static_cast<double>(scale_rules::Constants<EB, SB>::encode_numerator), b.tensor_scale);
 }
 
 // The operand's values (dequantize(), scaling.h), rows x k.
