@@ -77,6 +77,27 @@ kernels::AccumulatorModel accumulator_model(const std::string& name, const std::
   return model;
 }
 
+// C's format: a compiled one.
+const FormatEntry& output_format(const std::string& name) {
+  const FormatEntry& f = format_named(name);
+  if (f.declared != nullptr) value_error(fmt::format("out_format {} is a declared format", f.name));
+  return f;
+}
+
+kernels::MatmulOptions options(const std::string& accumulator, const std::map<std::string, int>& params,
+                               float scale_a, float scale_b, const std::string& round, const std::string& overflow,
+                               std::uint64_t seed, unsigned threads) {
+  kernels::MatmulOptions o;
+  o.accumulator = accumulator_model(accumulator, params);
+  o.scale_a = scale_a;
+  o.scale_b = scale_b;
+  o.round = round_named(round);
+  o.overflow = overflow_named(overflow);
+  o.seed = seed;
+  o.threads = threads;
+  return o;
+}
+
 }  // namespace
 
 void bind_matmul(nb::module_& m) {
@@ -91,16 +112,9 @@ void bind_matmul(nb::module_& m) {
             value_error(fmt::format("a is {} x {} and b is {} x {}: the inner dimensions differ", da.rows, da.cols,
                                     db.rows, db.cols));
           const std::size_t mm = da.rows, nn = db.cols, kk = da.cols;
-          const FormatEntry& of = format_named(out_format);
-          if (of.declared != nullptr) value_error(fmt::format("out_format {} is a declared format", of.name));
-          kernels::MatmulOptions o;
-          o.accumulator = accumulator_model(accumulator, params);
-          o.scale_a = scale_a;
-          o.scale_b = scale_b;
-          o.round = round_named(round);
-          o.overflow = overflow_named(overflow);
-          o.seed = seed;
-          o.threads = threads;
+          const FormatEntry& of = output_format(out_format);
+          const kernels::MatmulOptions o =
+              options(accumulator, params, scale_a, scale_b, round, overflow, seed, threads);
           std::vector<double> c_values;
           if (c) {
             const Operand oc = operand(*c, "", "c");
@@ -157,16 +171,9 @@ void bind_matmul(nb::module_& m) {
             value_error(fmt::format("a is {} x {} and b_t (B transposed) is {} x {}: k differs", a.rows, a.k, b.rows,
                                     b.k));
           const std::size_t mm = a.rows, nn = b.rows, kk = a.k;
-          const FormatEntry& of = format_named(out_format);
-          if (of.declared != nullptr) value_error(fmt::format("out_format {} is a declared format", of.name));
-          kernels::MatmulOptions o;
-          o.accumulator = accumulator_model(accumulator, params);
-          o.scale_a = scale_a;
-          o.scale_b = scale_b;
-          o.round = round_named(round);
-          o.overflow = overflow_named(overflow);
-          o.seed = seed;
-          o.threads = threads;
+          const FormatEntry& of = output_format(out_format);
+          const kernels::MatmulOptions o =
+              options(accumulator, params, scale_a, scale_b, round, overflow, seed, threads);
           OutArray y = new_codes(of, {mm, nn});
           experiments::visit_format(of, [&]<class T>(std::type_identity<T>) {
             using TC = std::conditional_t<std::is_same_v<T, lplab::float32>, float, T>;
