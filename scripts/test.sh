@@ -72,7 +72,9 @@ build/pyenv/bin/pip install -q ml_dtypes==0.6.0 numpy >/dev/null 2>&1 ||
   echo "note: could not install ml_dtypes; the live finfo comparison will be skipped"
 # The Python package (pyproject.toml, python/) is built with the release
 # build below and installed into build/pyenv; its tests need these.
+# (Debian 12's venv starts with pip 23.0.1; a current pip is fetched first.)
 python_tools=(nanobind==3.1.0 scikit-build-core==1.1.2 pytest==9.2.0 numpy)
+build/pyenv/bin/python -m pip install -q --upgrade "pip>=23.1" >/dev/null 2>&1 || true
 build/pyenv/bin/pip install -q "${python_tools[@]}" >/dev/null 2>&1 || {
   echo "lplab: the Python package's build and tests need ${python_tools[*]} from PyPI, and pip could not install them into build/pyenv" >&2
   exit 1
@@ -122,7 +124,8 @@ end_stage
 # `pip install .` (scikit-build-core), pointed at the release build's tree:
 # the module built above is installed, nothing is compiled twice.
 begin_stage "Python package: pip install . into build/pyenv"
-CMAKE_GENERATOR=Ninja build/pyenv/bin/pip install -q --no-build-isolation --no-deps -C build-dir=build/release .
+CMAKE_GENERATOR=Ninja build/pyenv/bin/pip install -q --no-build-isolation --no-deps \
+  --config-settings=build-dir=build/release .
 end_stage
 begin_stage "quick tests"
 ctest --preset quick -j "$jobs"
