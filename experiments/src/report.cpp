@@ -294,11 +294,27 @@ Table write_report(const ReportOptions& options) {
         "- lplab {} ({}), {}\n- command: `{}`\n- experiments took {:.1f} s\n",
         machine.cpu_model, machine.cores, machine.simd_target, static_cast<double>(machine.memory_bytes) / 1073741824.0,
         LPLAB_VERSION, options.quick ? "quick sizes" : "report sizes", when, options.command, total);
-    const std::string gpu_text =
+    // The GPU measured in this run, where there is one.
+    const std::optional<MeasuredGpu> measured = options.measure_gpu ? options.measure_gpu() : std::nullopt;
+    std::string gpu_text =
         "No GPU kernels ran: this report was made on a CPU, and every measured figure in it is this CPU's. "
         "The GPU figures below (H100, A100, H200, B200) are the vendors' promised dense peaks from their spec "
         "sheets, used for arithmetic intensity and for placing operations on a GPU's roofline; lplab's CUDA "
         "code (the formats compiled with nvcc) did not run here.";
+    Table measured_gpu{"gpu_measured", "This machine's GPU, measured (CUDA events)", roof_columns(), {},
+                       {"peak_gflops: cuBLASLt's GEMM at the stated size; bandwidth_gbs: a device-to-device copy, "
+                        "bytes read plus written; ridge_flop_per_byte = peak / bandwidth."}};
+    if (measured) {
+      gpu_text = fmt::format(
+          "Measured on this machine's GPU, {}, by lplab's CUDA backend: its roofline (cuBLASLt's GEMM, a "
+          "device-to-device copy) in the first table. The CPU figures elsewhere in the report are the CPU's. The "
+          "second table is the vendors' promised dense peaks from their spec sheets.",
+          measured->device);
+      for (const MeasuredGpu::Roof& r : measured->roofs)
+        measured_gpu.add(measured_gpu.rows.size(), roof_cells(measured->device, r.dtype, r.flops, r.bandwidth, r.how));
+      write(fmt::format("{}/data/{}.csv", tmp, measured_gpu.id), to_csv(measured_gpu));
+      write(fmt::format("{}/data/{}.json", tmp, measured_gpu.id), to_json(measured_gpu).dump(1) + "\n");
+    }
     // The spec-sheet table: the devices' roofs (device_peaks.h), as the
     // roofline experiment lists them beside this machine's.
     Table gpu{"gpu_spec_sheets",
@@ -314,7 +330,9 @@ Table write_report(const ReportOptions& options) {
     write(fmt::format("{}/data/{}.json", tmp, gpu.id), to_json(gpu).dump(1) + "\n");
 
     std::string md = head_md + "\n## Summary\n\n" + md_table(summary, "data/" + summary.id + ".csv") + "\n";
-    md += "## GPU\n\n" + gpu_text + "\n\n" + md_table(gpu, "data/" + gpu.id + ".csv") + "\n";
+    md += "## GPU\n\n" + gpu_text + "\n\n";
+    if (measured) md += md_table(measured_gpu, "data/" + measured_gpu.id + ".csv") + "\n";
+    md += md_table(gpu, "data/" + gpu.id + ".csv") + "\n";
     std::string html = fmt::format(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lplab report — {}</title>"
         "<style>{}</style></head><body>\n<h1>lplab report</h1>\n<ul><li>machine: <b>{}</b>, {} cores, SIMD target {}, "
@@ -324,7 +342,8 @@ Table write_report(const ReportOptions& options) {
         static_cast<double>(machine.memory_bytes) / 1073741824.0, LPLAB_VERSION,
         options.quick ? "quick sizes" : "report sizes", when, html_escape(options.command), total,
         html_table(summary, "data/" + summary.id + ".csv"), html_escape(gpu_text),
-        html_table(gpu, "data/" + gpu.id + ".csv"));
+        (measured ? html_table(measured_gpu, "data/" + measured_gpu.id + ".csv") : std::string()) +
+            html_table(gpu, "data/" + gpu.id + ".csv"));
 
     std::string plots_md = "## Plots\n\n", plots_html = "<h2>Plots</h2>\n";
     for (const auto& [p, err] : plots) {

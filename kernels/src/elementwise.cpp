@@ -682,29 +682,8 @@ class Reader {
   std::array<std::ptrdiff_t, kChunk> offsets_{};
 };
 
-double apply_double(const Step& s, double x) {
-  switch (s.op) {
-    case Unary::identity: return x;
-    case Unary::relu: return ops::Relu{}(x);
-    case Unary::gelu_tanh: return ops::GeluTanh{}(x);
-    case Unary::gelu_erf: return ops::GeluErf{}(x);
-    case Unary::square: return ops::Square{}(x);
-    case Unary::sqrt: return ops::Sqrt{}(x);
-    case Unary::rsqrt: return ops::Rsqrt{}(x);
-    case Unary::pow: return ops::Pow{s.param}(x);
-    case Unary::scale: return ops::Scale{s.param}(x);
-  }
-  return x;
-}
-
-double apply_double(Binary op, float alpha, double a, double b) {
-  switch (op) {
-    case Binary::add: return ops::Add{}(a, b);
-    case Binary::mul: return ops::Mul{}(a, b);
-    case Binary::axpy: return ops::Axpy{alpha}(a, b);
-  }
-  return a;
-}
+double apply_double(const Step& s, double x) { return apply_step(s.op, s.param, x); }
+double apply_double(Binary op, float alpha, double a, double b) { return apply_binary(op, alpha, a, b); }
 
 void check_options(const ElementwiseOptions& o) {
   switch (o.compute) {
@@ -750,12 +729,16 @@ void check_shapes(const Layout& x, const Layout& y, const char* what) {
 
 }  // namespace
 
-void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, const ElementwiseOptions& o) {
+void check_map_unary(std::span<const Step> chain, const Operand& x, const Output& y, const ElementwiseOptions& o) {
   check_options(o);
   if (chain.size() > kMaxSteps)
     fail("map: a chain of " + std::to_string(chain.size()) + " steps; at most 16");
   for (const Step& s : chain) check_step(s);
   check_shapes(x.layout, y.layout, "map");
+}
+
+void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, const ElementwiseOptions& o) {
+  check_map_unary(chain, x, y, o);
   const std::size_t n = y.layout.numel();
   const auto apply = LPLAB_DISPATCH(ApplyUnaryF32);
   // float in, float out, both contiguous, IEEE overflow (under which the
@@ -844,8 +827,8 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
   });
 }
 
-void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, const Output& y,
-                const ElementwiseOptions& o) {
+void check_map_binary(Binary op, float alpha, const Operand& a, const Operand& b, const Output& y,
+                      const ElementwiseOptions& o) {
   check_options(o);
   switch (op) {
     case Binary::add:
@@ -857,6 +840,11 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
   }
   check_shapes(a.layout, y.layout, binary_name(op));
   check_shapes(b.layout, y.layout, binary_name(op));
+}
+
+void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, const Output& y,
+                const ElementwiseOptions& o) {
+  check_map_binary(op, alpha, a, b, y, o);
   const std::size_t n = y.layout.numel();
   const auto apply = LPLAB_DISPATCH(ApplyBinaryF32);
   // All float and contiguous, IEEE overflow: straight from a and b into y (as map_unary).

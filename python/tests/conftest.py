@@ -3,6 +3,7 @@ against the package installed in build/pyenv)."""
 import os
 import pathlib
 import shutil
+import signal
 
 import numpy as np
 import pytest
@@ -39,3 +40,15 @@ def same_values(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     x = np.asarray(x, np.float64)
     y = np.asarray(y, np.float64)
     return (x == y) | (np.isnan(x) & np.isnan(y))
+
+
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler for the test's length: a process started in
+    the background by a non-interactive shell inherits SIGINT ignored, and
+    Python then leaves it ignored -- Ctrl-C could not reach any Python code.
+    The tests of lplab's handling of Ctrl-C need Python's handler to start from."""
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)

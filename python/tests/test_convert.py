@@ -235,7 +235,7 @@ def test_error_message_is_the_tools():
     assert str(e.value) == line[len("lplab: error: "):]
 
 
-def test_ctrl_c_interrupts_a_long_conversion():
+def test_ctrl_c_interrupts_a_long_conversion(python_sigint):
     x = np.ones(1 << 25)  # float64: the scalar core, ~1 s; chunks of 256K
     timer = threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()

@@ -80,7 +80,7 @@ def test_regress_spec_and_baselines(tmp_path):
         lplab.regress(tmp_path / "missing.yaml")
 
 
-def test_the_signal_handler_is_python_s_again():
+def test_the_signal_handler_is_python_s_again(python_sigint):
     import threading
     before = signal.getsignal(signal.SIGINT)
     lplab.run("underflow", ["bf16"])

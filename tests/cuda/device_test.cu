@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "lplab/cuda.h"
 #include "lplab/formats.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/accumulator.h"
@@ -200,6 +199,9 @@ std::string chains_differ(const char* name) {
       hb[t] = decode_operand<T>(b[r * k + t]);
     }
     const double h = run_chain(cases[c], ha.data(), hb.data(), k);
+    // A NaN sum (inf - inf in an fp16 chain) is compared as NaN: x86 gives
+    // its default NaN (negative), NVIDIA's fp64 arithmetic its canonical one.
+    if (h != h && out[o] != out[o]) continue;
     bad += std::memcmp(&h, &out[o], sizeof h) != 0;
   }
   return bad == 0 ? "" : std::string(name) + ": " + std::to_string(bad) + " of " + std::to_string(outputs) + " differ; ";
@@ -302,85 +304,6 @@ std::string every_pair_differs(std::index_sequence<I...>) {
 TEST(Device, every_scale_rule_matches_host) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device: device code compiled, not run";
   EXPECT_EQ(every_pair_differs(std::make_index_sequence<std::tuple_size_v<ElemScalePairs>>{}), "");
-}
-
-// ---------------------------------------------------------------------------
-// The CUDA backend (lplab/cuda.h) against the CPU kernels: every catalog
-// format, every rounding and overflow policy (stochastic with a seed and an
-// index base), on 2^20 float bit patterns spread over every binade, NaN and
-// infinity; and every code of each format of 16 bits or fewer decoded.
-
-// 2^20 float bit patterns, i * 4099 for i < 2^20 (4099 is odd, so they are
-// spread over the whole 32-bit range, both signs, NaNs and infinities).
-std::vector<float> spread_floats() {
-  std::vector<float> x(1 << 20);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = detail::bit_cast<float>(static_cast<std::uint32_t>(i) * 4099u);
-  return x;
-}
-
-template <class T>
-std::string backend_differs(const char* name, const std::vector<float>& x) {
-  std::string out;
-  for (const Round r : kRounds)
-    for (const Overflow o : kOverflows) {
-      const kernels::ConvertOptions options{.round = r, .overflow = o, .seed = 12345, .first_index = 77};
-      std::vector<T> cpu(x.size()), gpu(x.size());
-      kernels::convert(std::span<const float>(x), std::span<T>(cpu), options);
-      lplab::cuda::convert(std::span<const float>(x), std::span<T>(gpu), options);
-      std::size_t bad = 0;
-      for (std::size_t i = 0; i < x.size(); ++i) bad += cpu[i].bits() != gpu[i].bits();
-      if (bad != 0)
-        out += std::string(name) + " " + round_name(r) + " " + overflow_name(o) + ": " + std::to_string(bad) + "; ";
-    }
-  if constexpr (finfo<T>::bits <= 16) {
-    const std::size_t codes = std::size_t{1} << finfo<T>::bits;
-    std::vector<T> all(codes);
-    for (std::size_t c = 0; c < codes; ++c) all[c] = T::from_bits(static_cast<typename T::storage_type>(c));
-    std::vector<float> cpu(codes), gpu(codes);
-    kernels::convert(std::span<const T>(all), std::span<float>(cpu));
-    lplab::cuda::convert(std::span<const T>(all), std::span<float>(gpu));
-    std::size_t bad = 0;
-    for (std::size_t c = 0; c < codes; ++c)
-      bad += detail::bit_cast<std::uint32_t>(cpu[c]) != detail::bit_cast<std::uint32_t>(gpu[c]);
-    if (bad != 0) out += std::string(name) + " decode: " + std::to_string(bad) + "; ";
-  }
-  return out;
-}
-
-template <std::size_t... I>
-std::string backend_every_format_differs(std::index_sequence<I...>) {
-  const std::vector<float> x = spread_floats();
-  return (backend_differs<std::tuple_element_t<I, Catalog>>(kCatalogNames[I], x) + ...);
-}
-
-TEST(Backend, converts_every_format_and_policy_as_the_cpu_kernels) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device: the backend compiled, not run";
-  ASSERT_FALSE(lplab::cuda::devices().empty());
-  EXPECT_EQ(backend_every_format_differs(std::make_index_sequence<std::tuple_size_v<Catalog>>{}), "");
-}
-
-// What runs without a GPU: the argument checks come first, and without a
-// device every call says why instead of writing anything.
-TEST(Backend, refuses_bad_calls_and_says_when_there_is_no_device) {
-  std::vector<float> x = {1.0f, 2.0f, 3.0f};
-  std::vector<float16> y(2, float16(7.0f));
-  EXPECT_THROW(lplab::cuda::convert(std::span<const float>(x), std::span<float16>(y)), std::invalid_argument);
-  y.resize(3, float16(7.0f));
-  kernels::FlagCounts stats;
-  EXPECT_THROW(lplab::cuda::convert(std::span<const float>(x), std::span<float16>(y),
-                                    kernels::ConvertOptions{.stats = &stats}),
-               std::invalid_argument);
-  if (have_device()) GTEST_SKIP() << "a CUDA device is present: the no-device path is not taken";
-  std::string why;
-  EXPECT_TRUE(lplab::cuda::devices(&why).empty());
-  EXPECT_FALSE(why.empty());
-  try {
-    lplab::cuda::convert(std::span<const float>(x), std::span<float16>(y));
-    ADD_FAILURE() << "converted without a device";
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), "lplab::cuda: no CUDA device: " + why);
-  }
-  for (const float16& v : y) EXPECT_EQ(v.bits(), float16(7.0f).bits());  // nothing written
 }
 
 }  // namespace

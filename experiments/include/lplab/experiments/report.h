@@ -3,6 +3,8 @@
 // (SVG, PNG and their gnuplot scripts) and every table as CSV and JSON.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,12 +13,28 @@
 
 namespace lplab::experiments {
 
+// A GPU's roofs measured in this run (the tool fills it through the CUDA
+// backend's measure_roofline where a GPU is present).
+struct MeasuredGpu {
+  std::string device;  // "NVIDIA H100 80GB HBM3, sm_90, 132 SMs"
+  struct Roof {
+    std::string dtype;  // "bf16", "fp8 e4m3", "fp32"
+    double flops;       // the GEMM's FLOP/s
+    double bandwidth;   // a device-to-device copy's bytes/s (read + written)
+    std::string how;    // "cuBLASLt 8192^3 GEMM; 1 GiB cudaMemcpy D2D, CUDA events"
+  };
+  std::vector<Roof> roofs;
+};
+
 struct ReportOptions {
   std::string dir = "lplab-report";
   bool quick = false;    // each experiment's quick_params: seconds, for tests
   std::string command;   // the command line, for the header
   unsigned threads = 0;  // 0: every core
   bool progress = true;  // one line per experiment on stderr
+  // Measures this machine's GPU, or returns nothing (no GPU, no CUDA backend):
+  // the report's GPU section then shows the measured roofs beside the spec sheets.
+  std::function<std::optional<MeasuredGpu>()> measure_gpu;
 };
 
 // Runs the suite and writes the directory: into a temporary directory beside

@@ -24,6 +24,7 @@
 
 #include "lplab/formats.h"
 #include "lplab/kernels/convert.h"
+#include "lplab/kernels/ops.h"
 #include "lplab/kernels/view.h"
 
 namespace lplab::kernels {
@@ -117,6 +118,40 @@ template <class T>
 Output output(const View<T>& v) {
   static_assert(!std::is_const_v<T>, "the output view must be writable");
   return {checked_format_id<T>(), v.data(), v.layout()};
+}
+
+// The checks map_unary and map_binary make before any work (std::invalid_argument),
+// for other backends of the same contract (lplab/cuda.h).
+void check_map_unary(std::span<const Step> chain, const Operand& x, const Output& y,
+                     const ElementwiseOptions& options);
+void check_map_binary(Binary op, float alpha, const Operand& a, const Operand& b, const Output& y,
+                      const ElementwiseOptions& options);
+
+// One step, and one binary op, in R (double for Compute::fp64, float on a
+// device), through the ops:: functors: the portable statement of each op.
+template <class R>
+LPLAB_HD R apply_step(Unary op, float param, R x) {
+  switch (op) {
+    case Unary::identity: return x;
+    case Unary::relu: return ops::Relu{}(x);
+    case Unary::gelu_tanh: return ops::GeluTanh{}(x);
+    case Unary::gelu_erf: return ops::GeluErf{}(x);
+    case Unary::square: return ops::Square{}(x);
+    case Unary::sqrt: return ops::Sqrt{}(x);
+    case Unary::rsqrt: return ops::Rsqrt{}(x);
+    case Unary::pow: return ops::Pow{param}(x);
+    case Unary::scale: return ops::Scale{param}(x);
+  }
+  return x;
+}
+template <class R>
+LPLAB_HD R apply_binary(Binary op, float alpha, R a, R b) {
+  switch (op) {
+    case Binary::add: return ops::Add{}(a, b);
+    case Binary::mul: return ops::Mul{}(a, b);
+    case Binary::axpy: return ops::Axpy{alpha}(a, b);
+  }
+  return a;
 }
 
 void map_unary(std::span<const Step> chain, const Operand& x, const Output& y,

@@ -192,5 +192,34 @@ LPLAB_HD constexpr float tensor_scale(float amax, int margin) noexcept {
   return scale;
 }
 
+
+// One element of a block-scaled tensor (scaling.h), the per-element rule that
+// the CPU's vector loops (scaling.cpp: amax, scale, bulk conversion) and the
+// device's loops compute:
+//   1. v = x * factor in float (factor from block_scale: 2^-X, k, or 0);
+//   2. amax_ratio_te: -0 and NaN become +0 (TE's E2M1 table); any other rule:
+//      every element of a block with a NaN or an infinity becomes +0;
+//   3. elem = convert<Elem>(v, nearest_even, saturate).
+template <class Elem>
+LPLAB_HD constexpr Elem quantize_element(float x, float factor, bool te, bool nonfinite_block) noexcept {
+  float v = x * factor;
+  if (te ? (v == 0.0f || v != v) : nonfinite_block) v = 0.0f;
+  return lplab::convert<Elem>(v, Round::nearest_even, Overflow::saturate);
+}
+
+// One element dequantized (scaling.h), in float: NaN (0x7FC00000) for a NaN
+// scale; TE's e * ((scale * amax_t) * float(1 / M)) for amax_ratio_te;
+// (e * scale) / s_enc with another tensor scale; e * scale otherwise.
+template <class Elem, class Scale>
+LPLAB_HD constexpr float dequantize_element(ScaleRule rule, bool tensor, float e, float scale,
+                                            float tensor_scale) noexcept {
+  if (scale != scale) return float_of(0x7FC0'0000u);
+  if (rule == ScaleRule::amax_ratio_te) {
+    constexpr auto inverse = static_cast<float>(1.0 / static_cast<double>(Constants<Elem, Scale>::encode_numerator));
+    return e * (scale * tensor_scale * inverse);
+  }
+  return tensor ? e * scale / tensor_scale : e * scale;
+}
+
 }  // namespace scale_rules
 }  // namespace lplab::kernels

@@ -1,0 +1,385 @@
+// Elementwise ops on the device (lplab/cuda.h): one thread per output
+// element, in row-major index i, over strided views. Each element runs what
+// the CPU engine (kernels/src/elementwise.cpp) runs for it: the operands
+// decoded exactly, the steps through kernels::detail::apply_step / apply_binary (the
+// ops:: functors) in float -- or in double for Compute::fp64 -- rounded into
+// the output format after every step but the last for Compute::per_op, and
+// rounded with the caller's policy at the end; the rounding after step s
+// draws stochastic_bits(seed + s, i).
+#include <cuda_fp16.h>
+
+#include <initializer_list>
+#include <type_traits>
+
+#include "common.cuh"
+#include "format_visit.h"  // kernels/src: element_bytes
+#include "lplab/kernels/random.h"
+
+namespace lplab::cuda {
+namespace {
+
+using kernels::detail::FormatId;
+
+// A view's shape and strides, by value for a kernel.
+struct Strides {
+  bool contiguous = false;  // row-major without gaps: element i at offset i
+  int rank = 0;
+  std::size_t shape[kernels::kMaxRank] = {};
+  std::ptrdiff_t stride[kernels::kMaxRank] = {};
+};
+
+Strides strides_of(const kernels::Layout& l) {
+  Strides s;
+  s.contiguous = l.is_contiguous();
+  s.rank = static_cast<int>(l.rank());
+  for (int d = 0; d < s.rank; ++d) s.shape[d] = l.size(d), s.stride[d] = l.stride(d);
+  return s;
+}
+
+// Elements from the view's origin to one past its farthest element.
+std::size_t extent(const kernels::Layout& l) {
+  if (l.numel() == 0) return 0;
+  std::size_t e = 1;
+  for (std::size_t d = 0; d < l.rank(); ++d) e += (l.size(d) - 1) * static_cast<std::size_t>(l.stride(d));
+  return e;
+}
+
+__device__ std::ptrdiff_t offset_of(const Strides& s, std::size_t i) {
+  if (s.contiguous) return static_cast<std::ptrdiff_t>(i);
+  std::ptrdiff_t o = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    o += static_cast<std::ptrdiff_t>(i % s.shape[d]) * s.stride[d];
+    i /= s.shape[d];
+  }
+  return o;
+}
+
+// f(T{}) with T the C++ type of a format id (float for float32): the
+// device's counterpart of kernels' visit_format.
+template <class F>
+__device__ auto with_format(FormatId id, F&& f) {
+  switch (id) {
+#define LPLAB_CUDA_VISIT(type, names, description)                          \
+  case FormatId::type:                                                        \
+    if constexpr (std::is_same_v<lplab::type, lplab::float32>) return f(0.0f); \
+    else return f(lplab::type{});
+    LPLAB_FORMAT_CATALOG(LPLAB_CUDA_VISIT)
+#undef LPLAB_CUDA_VISIT
+    default: break;
+  }
+  return f(0.0f);
+}
+
+// (The general path's helpers are compiled once, not inlined into each
+// kernel: each holds a switch over every catalog format.)
+__device__ __noinline__ float load(FormatId f, const void* p, std::ptrdiff_t off) {
+  return with_format(f, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_same_v<T, float>) return static_cast<const float*>(p)[off];
+    else return lplab::convert<float>(static_cast<const T*>(p)[off]);  // exact
+  });
+}
+
+// v rounded into format f (the hardware's cvt for float into bf16 or fp16
+// to nearest-even with IEEE overflow, as the conversions use it).
+template <class R>
+__device__ __noinline__ void store(FormatId f, void* p, std::ptrdiff_t off, R v, Round r, Overflow o,
+                                   std::uint32_t bits) {
+  if constexpr (std::is_same_v<R, float>) {
+    if (r == Round::nearest_even && o == Overflow::ieee && v == v) {
+      if (f == FormatId::bfloat16) {
+        static_cast<std::uint16_t*>(p)[off] = static_cast<std::uint16_t>(detail::cvt_bf16x2(0.0f, v));
+        return;
+      }
+      if (f == FormatId::float16) {
+        static_cast<std::uint16_t*>(p)[off] = static_cast<std::uint16_t>(detail::cvt_f16x2(0.0f, v));
+        return;
+      }
+    }
+  }
+  with_format(f, [&](auto t) {
+    using T = decltype(t);
+    static_cast<T*>(p)[off] = lplab::convert<T>(v, r, o, nullptr, bits);
+    return 0;
+  });
+}
+
+// v rounded into format f and back (between the steps of Compute::per_op);
+// float -> float under IEEE overflow changes nothing, and is skipped as on
+// the CPU.
+__device__ __noinline__ float round_through(FormatId f, float v, Round r, Overflow o, std::uint32_t bits) {
+  if (f == FormatId::float32 && o == Overflow::ieee) return v;
+  return with_format(f, [&](auto t) {
+    using T = decltype(t);
+    return static_cast<float>(lplab::convert<float>(lplab::convert<T>(v, r, o, nullptr, bits)));
+  });
+}
+
+struct Policy {
+  kernels::Compute compute;
+  Round round;
+  Overflow overflow;
+  std::uint64_t seed;
+  __device__ std::uint32_t bits(std::size_t step, std::size_t i) const {
+    return round == Round::stochastic ? kernels::stochastic_bits(seed + step, i) : 0;
+  }
+};
+
+// One step: the ops without a libm call inline, the others (tanh, erf, pow,
+// sqrt) through one compiled copy -- both kernels::detail::apply_step.
+template <class R>
+__device__ __noinline__ R apply_libm(kernels::Unary op, float param, R x) {
+  return kernels::detail::apply_step(op, param, x);
+}
+template <class R>
+__device__ __forceinline__ R apply(const kernels::Step& s, R x) {
+  switch (s.op) {
+    case kernels::Unary::identity:
+    case kernels::Unary::relu:
+    case kernels::Unary::square:
+    case kernels::Unary::scale: return kernels::detail::apply_step(s.op, s.param, x);
+    default: return apply_libm(s.op, s.param, x);
+  }
+}
+
+// The chain in device memory (steps[0..count)).
+struct Chain {
+  const kernels::Step* step = nullptr;
+  int count = 0;
+};
+
+__global__ void unary_kernel(Chain chain, FormatId fx, const void* x, Strides sx, FormatId fy, void* y,
+                             Strides sy, std::size_t n, Policy p) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t last = chain.count == 0 ? 0 : static_cast<std::size_t>(chain.count - 1);
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float v = load(fx, x, offset_of(sx, i));
+    const std::ptrdiff_t out = offset_of(sy, i);
+    if (p.compute == kernels::Compute::fp64) {
+      double d = v;
+      for (int s = 0; s < chain.count; ++s) d = apply(chain.step[s], d);
+      store(fy, y, out, d, p.round, p.overflow, p.bits(last, i));
+      continue;
+    }
+    float f = v;
+    for (int s = 0; s < chain.count; ++s) {
+      f = apply(chain.step[s], f);
+      if (p.compute == kernels::Compute::per_op && s + 1 < chain.count)
+        f = round_through(fy, f, p.round, p.overflow, p.bits(static_cast<std::size_t>(s), i));
+    }
+    store(fy, y, out, f, p.round, p.overflow, p.bits(last, i));
+  }
+}
+
+__global__ void binary_kernel(kernels::Binary op, float alpha, FormatId fa, const void* a, Strides sa, FormatId fb,
+                              const void* b, Strides sb, FormatId fy, void* y, Strides sy, std::size_t n,
+                              Policy p) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float va = load(fa, a, offset_of(sa, i)), vb = load(fb, b, offset_of(sb, i));
+    const std::ptrdiff_t out = offset_of(sy, i);
+    if (p.compute == kernels::Compute::fp64)
+      store(fy, y, out, kernels::detail::apply_binary<double>(op, alpha, va, vb), p.round, p.overflow, p.bits(0, i));
+    else
+      store(fy, y, out, kernels::detail::apply_binary<float>(op, alpha, va, vb), p.round, p.overflow, p.bits(0, i));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The fast path: float32, bfloat16 and float16 operands and output (unary
+// ops: E4M3 and E5M2 too), rounding to nearest-even, fp32 compute. The formats are template arguments, so
+// there is no switch per element; codes other than NaNs decode by the
+// hardware (a shift, cvt.f32.f16) and floats other than NaNs encode by cvt
+// under IEEE overflow -- the results the portable core gives (cvt_test).
+
+enum Kind : int { kF32, kBf16, kF16, kE4m3, kE5m2 };
+template <int K>
+using Fp8Of = std::conditional_t<K == kE4m3, float8_e4m3fn, float8_e5m2>;
+
+template <int K>
+__device__ float load_k(const void* p, std::ptrdiff_t off) {
+  if constexpr (K == kF32) {
+    return static_cast<const float*>(p)[off];
+  } else if constexpr (K == kE4m3 || K == kE5m2) {
+    return lplab::convert<float>(Fp8Of<K>::from_bits(static_cast<const std::uint8_t*>(p)[off]));
+  } else {
+    const std::uint16_t c = static_cast<const std::uint16_t*>(p)[off];
+    if constexpr (K == kBf16)
+      return (c & 0x7FFF) <= 0x7F80 ? __uint_as_float(static_cast<unsigned>(c) << 16)
+                                    : lplab::convert<float>(bfloat16::from_bits(c));
+    else
+      return (c & 0x7FFF) <= 0x7C00 ? __half2float(__ushort_as_half(c)) : lplab::convert<float>(float16::from_bits(c));
+  }
+}
+
+template <int K>
+__device__ std::uint32_t encode_k(float v, Overflow o) {
+  if constexpr (K == kF32) {
+    return __float_as_uint(o == Overflow::ieee ? v : lplab::convert<float>(v, Round::nearest_even, o));
+  } else if constexpr (K == kE4m3 || K == kE5m2) {
+    return lplab::convert<Fp8Of<K>>(v, Round::nearest_even, o).bits();
+  } else if constexpr (K == kBf16) {
+    return v == v && o == Overflow::ieee ? detail::cvt_bf16x2(0.0f, v) & 0xFFFF
+                                         : lplab::convert<bfloat16>(v, Round::nearest_even, o).bits();
+  } else {
+    return v == v && o == Overflow::ieee ? detail::cvt_f16x2(0.0f, v) & 0xFFFF
+                                         : lplab::convert<float16>(v, Round::nearest_even, o).bits();
+  }
+}
+
+template <int K>
+__device__ void store_k(void* p, std::ptrdiff_t off, float v, Overflow o) {
+  if constexpr (K == kF32) static_cast<std::uint32_t*>(p)[off] = encode_k<K>(v, o);
+  else if constexpr (K == kE4m3 || K == kE5m2) static_cast<std::uint8_t*>(p)[off] = static_cast<std::uint8_t>(encode_k<K>(v, o));
+  else static_cast<std::uint16_t*>(p)[off] = static_cast<std::uint16_t>(encode_k<K>(v, o));
+}
+
+// Compute::per_op's rounding between steps (float under IEEE overflow: none).
+template <int K>
+__device__ float round_k(float v, Overflow o) {
+  if constexpr (K == kF32) {
+    return o == Overflow::ieee ? v : lplab::convert<float>(v, Round::nearest_even, o);
+  } else if constexpr (K == kE4m3 || K == kE5m2) {
+    const auto c = static_cast<std::uint8_t>(encode_k<K>(v, o));
+    return load_k<K>(&c, 0);
+  } else {
+    const std::uint16_t c = static_cast<std::uint16_t>(encode_k<K>(v, o));
+    return load_k<K>(&c, 0);
+  }
+}
+
+template <int XK, int YK>
+__global__ void unary_fast_kernel(Chain chain, const void* x, Strides sx, void* y, Strides sy, std::size_t n,
+                                  bool per_op, Overflow o) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    float f = load_k<XK>(x, offset_of(sx, i));
+    for (int s = 0; s < chain.count; ++s) {
+      f = apply(chain.step[s], f);
+      if (per_op && s + 1 < chain.count) f = round_k<YK>(f, o);
+    }
+    store_k<YK>(y, offset_of(sy, i), f, o);
+  }
+}
+
+template <int AK, int BK, int YK>
+__global__ void binary_fast_kernel(kernels::Binary op, float alpha, const void* a, Strides sa, const void* b,
+                                   Strides sb, void* y, Strides sy, std::size_t n, Overflow o) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    store_k<YK>(y, offset_of(sy, i),
+                kernels::detail::apply_binary<float>(op, alpha, load_k<AK>(a, offset_of(sa, i)),
+                                                     load_k<BK>(b, offset_of(sb, i))),
+                o);
+}
+
+// The kind of a format id: unary ops take all five kinds, binary ops the
+// first three (-1: the general path).
+int kind_of(FormatId f, bool binary) {
+  switch (f) {
+    case FormatId::float32: return kF32;
+    case FormatId::bfloat16: return kBf16;
+    case FormatId::float16: return kF16;
+    case FormatId::float8_e4m3fn: return binary ? -1 : kE4m3;
+    case FormatId::float8_e5m2: return binary ? -1 : kE5m2;
+    default: return -1;
+  }
+}
+
+// f(std::integral_constant<int, K>{}) for a kind known at run time.
+template <bool Binary, class F>
+void with_kind(int k, F&& f) {
+  if (k == kF32) f(std::integral_constant<int, kF32>{});
+  else if (k == kBf16) f(std::integral_constant<int, kBf16>{});
+  else if (k == kF16 || Binary) f(std::integral_constant<int, kF16>{});
+  else if (k == kE4m3) f(std::integral_constant<int, kE4m3>{});
+  else f(std::integral_constant<int, kE5m2>{});
+}
+
+bool fast_path(const kernels::ElementwiseOptions& o, std::initializer_list<FormatId> formats, bool binary) {
+  if (o.round != Round::nearest_even || o.compute == kernels::Compute::fp64) return false;
+  for (FormatId f : formats)
+    if (kind_of(f, binary) < 0) return false;
+  return true;
+}
+
+// The bytes a view spans, on the device (the output's too, so that the
+// elements between its strides come back unchanged).
+class Staged {
+ public:
+  Staged(FormatId f, const void* data, const kernels::Layout& l, Memory m)
+      : bytes_(extent(l) * kernels::detail::element_bytes(f)), data_(const_cast<void*>(data)) {
+    if (m == Memory::device) return;
+    buf_ = Buffer<unsigned char>(bytes_);
+    buf_.upload(std::span<const unsigned char>(static_cast<const unsigned char*>(data), bytes_));
+  }
+  void* data() const { return buf_.size() ? buf_.data() : data_; }
+  void download() const {
+    if (buf_.size()) buf_.download(std::span<unsigned char>(static_cast<unsigned char*>(data_), bytes_));
+  }
+
+ private:
+  std::size_t bytes_;
+  void* data_;  // the caller's
+  Buffer<unsigned char> buf_;
+};
+
+Policy policy_of(const kernels::ElementwiseOptions& o) { return {o.compute, o.round, o.overflow, o.seed}; }
+
+}  // namespace
+
+void map_unary(std::span<const kernels::Step> chain, const kernels::detail::Operand& x,
+               const kernels::detail::Output& y, const kernels::ElementwiseOptions& o, Memory m) {
+  kernels::detail::check_map_unary(chain, x, y, o);
+  detail::require();
+  const std::size_t n = y.layout.numel();
+  if (n == 0) return;
+  Buffer<kernels::Step> steps;
+  if (!chain.empty()) steps = Buffer<kernels::Step>(chain);
+  const Chain c{steps.data(), static_cast<int>(chain.size())};
+  const Staged dx(x.format, x.data, x.layout, m), dy(y.format, y.data, y.layout, m);
+  if (fast_path(o, {x.format, y.format}, false)) {
+    with_kind<false>(kind_of(x.format, false), [&](auto xk) {
+      with_kind<false>(kind_of(y.format, false), [&](auto yk) {
+        unary_fast_kernel<decltype(xk)::value, decltype(yk)::value><<<detail::blocks_for(n), detail::kThreads>>>(
+            c, dx.data(), strides_of(x.layout), dy.data(), strides_of(y.layout), n,
+            o.compute == kernels::Compute::per_op, o.overflow);
+      });
+    });
+  } else {
+    unary_kernel<<<detail::blocks_for(n), detail::kThreads>>>(c, x.format, dx.data(), strides_of(x.layout), y.format,
+                                                             dy.data(), strides_of(y.layout), n, policy_of(o));
+  }
+  detail::check_kernel("map");
+  dy.download();
+}
+
+void map_binary(kernels::Binary op, float alpha, const kernels::detail::Operand& a,
+                const kernels::detail::Operand& b, const kernels::detail::Output& y,
+                const kernels::ElementwiseOptions& o, Memory m) {
+  kernels::detail::check_map_binary(op, alpha, a, b, y, o);
+  detail::require();
+  const std::size_t n = y.layout.numel();
+  if (n == 0) return;
+  const Staged da(a.format, a.data, a.layout, m), db(b.format, b.data, b.layout, m), dy(y.format, y.data, y.layout, m);
+  if (fast_path(o, {a.format, b.format, y.format}, true)) {
+    with_kind<true>(kind_of(a.format, true), [&](auto ak) {
+      with_kind<true>(kind_of(b.format, true), [&](auto bk) {
+        with_kind<true>(kind_of(y.format, true), [&](auto yk) {
+          binary_fast_kernel<decltype(ak)::value, decltype(bk)::value, decltype(yk)::value>
+              <<<detail::blocks_for(n), detail::kThreads>>>(op, alpha, da.data(), strides_of(a.layout), db.data(),
+                                                            strides_of(b.layout), dy.data(), strides_of(y.layout), n,
+                                                            o.overflow);
+        });
+      });
+    });
+  } else {
+    binary_kernel<<<detail::blocks_for(n), detail::kThreads>>>(op, alpha, a.format, da.data(), strides_of(a.layout),
+                                                              b.format, db.data(), strides_of(b.layout), y.format,
+                                                              dy.data(), strides_of(y.layout), n, policy_of(o));
+  }
+  detail::check_kernel(kernels::binary_name(op));
+  dy.download();
+}
+
+}  // namespace lplab::cuda
