@@ -16,6 +16,7 @@
 # bad). Not a CI test: the table is evidence for the reader, and the CLI
 # tests (tests/tool) pin the individual messages.
 set -uo pipefail
+export LPLAB_PROGRESS_SECONDS=0  # the table counts stderr lines; tests/tool/heartbeat.sh tests progress
 here=$(cd "$(dirname "$0")/.." && pwd)
 lplab=${1:-$here/build/release/tools/lplab}
 [[ -x $lplab ]] || { echo "bad-inputs: $lplab is not an executable; build first" >&2; exit 2; }
@@ -82,6 +83,10 @@ spec s_binary.yaml $'\x00\x01\x02'
 spec s_two_docs.yaml $'checks: []\n---\nchecks: []'
 spec s_good.yaml $'checks:\n  - name: a\n    convert: {format: bf16, input: good.npy}\n    max_abs_err: 1'
 
+# Checksums of the files a case must not change (KEEP=FILE).
+declare -A kept
+keep() { local f; for f in "$@"; do kept[$f]=$(cksum < "$f"); done; }
+
 # --- the cases ----------------------------------------------------------------
 problems=0
 count=0
@@ -94,7 +99,18 @@ case_() {
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done
   shift
   count=$((count + 1))
-  env "${envs[@]}" timeout 120 "$lplab" "$@" > out.txt 2> err.txt < /dev/null
+  # Pseudo-settings: KEEP=FILE (checked below), ULIMIT='-f 1' (a shell
+  # limit for the run), AS_OTHER=1 (run as user 65534, where root may).
+  local real_envs=() ulim="" as_other=() e
+  for e in "${envs[@]}"; do
+    case $e in KEEP=*) ;; ULIMIT=*) ulim=${e#ULIMIT=};; AS_OTHER=1) as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups);;
+               *) real_envs+=("$e");; esac
+  done
+  (
+    # shellcheck disable=SC2086
+    [[ -z $ulim ]] || ulimit $ulim
+    exec "${as_other[@]}" env "${real_envs[@]}" timeout 120 "$lplab" "$@"
+  ) > out.txt 2> err.txt < /dev/null
   local rc=$?
   local lines first verdict
   lines=$(wc -l < err.txt)
@@ -110,8 +126,22 @@ case_() {
     if ((rc == 2 && lines == 1)); then verdict="refused (after the results)"; else verdict="PROBLEM: exit $rc"; fi
   elif [[ $expect == failed ]]; then
     if ((rc == 1)); then verdict="check failed"; else verdict="PROBLEM: exit $rc, expected 1"; fi
+  elif [[ $expect == unwritable ]]; then  # an output that cannot be written: 1 (3 from regress), one line
+    if (((rc == 1 || rc == 3) && lines == 1)); then verdict="write refused"; else verdict="PROBLEM: exit $rc, $lines stderr lines"; fi
+  elif [[ $expect == interrupted ]]; then
+    if ((rc == 130 && lines == 1)); then verdict=interrupted; else verdict="PROBLEM: exit $rc, $lines stderr lines"; fi
   else
     if ((rc == 0)); then verdict=ok; else verdict="PROBLEM: exit $rc, expected 0"; fi
+  fi
+  # A file the case must leave as it was (KEEP=FILE among the envs).
+  local e
+  for e in "${envs[@]}"; do
+    if [[ $e == KEEP=* && $verdict != PROBLEM* ]] && [[ "$(cksum < "${e#KEEP=}")" != "${kept[${e#KEEP=}]}" ]]; then
+      verdict="PROBLEM: ${e#KEEP=} was changed"
+    fi
+  done
+  if [[ $verdict != PROBLEM* ]] && ls -A "$work" | grep -q '\.lplab-[0-9]*\.tmp$'; then
+    verdict="PROBLEM: a temporary file was left: $(ls -A "$work" | grep '\.lplab-[0-9]*\.tmp$' | head -1)"
   fi
   [[ $verdict == PROBLEM* ]] && problems=$((problems + 1))
   local shown="${envs[*]:+${envs[*]} }lplab $*"
@@ -160,7 +190,8 @@ case_ refused -- run footprint --dtypes e3m3
 for d in fp32 e4m3b11fnuz e8m0 e3m3; do case_ refused -- run matrix_units --dtypes "$d"; done
 for b in mxfp4 nvfp4 mxfp8_e4m3,bogus ''; do case_ refused -- run matrix_units --param ks=96 --param block_schemes="$b"; done
 case_ refused -- run matrix_units --param ks=64.5
-for o in "$work/adir" "$work/nodir/x.csv" /proc/version /dev/full; do case_ refused -- run footprint --out "$o"; done
+for o in "$work/adir" "$work/nodir/x.csv" /proc/version; do case_ refused -- run footprint --out "$o"; done
+case_ unwritable -- run footprint --out /dev/full
 
 # run: every parameter of every experiment with bad values.
 experiments=$("$lplab" list --output json | sed -nE 's/.*"name": "([a-z_]+)".*/\1/p')
@@ -210,8 +241,9 @@ for f in nope.yaml adir s_empty.yaml s_list.yaml s_nochecks.yaml s_syntax.yaml s
   case_ refused -- regress "$work/$f"
 done
 case_ refused -- regress "$work/s_good.yaml" --junit "$work/adir"
-# The results are printed, then the JUnit file cannot be written: exit 2.
-case_ written_then_refused -- regress "$work/s_good.yaml" --junit /dev/full
+# The results are printed, then the JUnit file cannot be written: exit 3
+# (regress's status for a failed output; its 1 means a failed check).
+case_ unwritable -- regress "$work/s_good.yaml" --junit /dev/full
 case_ refused -- regress --only nosuchsuite
 case_ refused -- regress --baselines "$work/nope"
 case_ refused -- regress "$work/s_good.yaml" --update
@@ -265,6 +297,140 @@ case_ refused -- mma rtx_blackwell.mma.m16n8k32.mxf8f6f4.block32.f32.e2m1.e2m1.f
 case_ ok -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$ones32" --b "$ones32" --c 0x7fc00000
 case_ ok -- mma hopper.wgmma.f32.e4m3.e4m3 --a "$ones32,$ones32" --b "$ones32,$ones32" --output json
 case_ ok -- mma --list --output csv
+
+# --- issue 42: nothing a user gives lplab is destroyed ------------------------
+# Outputs that are inputs, by every spelling: the same name, ./name, an
+# absolute path, a symbolic link and a hard link (named .json/.xml so that
+# only their identity can refuse them).
+cp s_good.yaml sg.yaml
+ln -sf good.npy good-sym.json; ln -f good.npy good-hard.json; ln -sf good.npy good-sym.xml; ln -f good.npy good-hard.xml
+ln -sf shard0.json shard0-sym.json; ln -f shard0.json shard0-hard.json
+ln -sf sg.yaml sg-sym.xml; ln -f sg.yaml sg-hard.xml
+"$lplab" run footprint --output json --shard 1/2 --out shard1.json >/dev/null 2>&1
+keep good.npy shard0.json shard1.json sg.yaml
+for o in good.npy ./good.npy "$work/good.npy" good-sym.json good-hard.json; do
+  case_ refused KEEP=good.npy -- run error --input "$work/good.npy" --out "$o"
+  case_ refused KEEP=good.npy -- run error --input good.npy --out "$o"
+done
+for o in shard0.json ./shard0.json "$work/shard0.json" shard0-sym.json shard0-hard.json shard1.json; do
+  case_ refused KEEP=shard0.json KEEP=shard1.json -- merge shard0.json shard1.json --out "$o"
+done
+for o in sg.yaml ./sg.yaml "$work/sg.yaml" sg-sym.xml sg-hard.xml; do
+  case_ refused KEEP=sg.yaml -- regress sg.yaml --junit "$o"
+done
+for o in good.npy good-sym.xml good-hard.xml; do
+  case_ refused KEEP=good.npy KEEP=sg.yaml -- regress sg.yaml --junit "$o"
+done
+
+# Output paths every command refuses (or writes through, for devices), for
+# run, merge and values (--out) and regress (--junit).
+echo protected > ro.txt; chmod 444 ro.txt; keep ro.txt
+mkdir -p shared; chmod 777 shared; echo theirs > shared/theirs.json; chmod 644 shared/theirs.json; keep shared/theirs.json
+echo file > plainfile
+long=$(printf 'n%.0s' $(seq 1 305)); deep=$(printf 'd/%.0s' $(seq 1 2100))
+mkfifo fifo.json 2>/dev/null
+for c in "run footprint" "merge shard0.json shard1.json" "values e4m3"; do
+  # shellcheck disable=SC2086
+  {
+    case_ refused -- $c --out ''
+    case_ refused -- $c --out "$work/adir"
+    case_ refused -- $c --out "$work/adir/"
+    case_ refused -- $c --out "$work/nodir/x.json"
+    case_ refused -- $c --out plainfile/x.json
+    case_ refused -- $c --out "$long.json"
+    case_ refused -- $c --out "${deep}x.json"
+    case_ refused -- $c --out /proc/version
+    case_ refused -- $c --out /proc/lplab-new.json
+    case_ refused KEEP=ro.txt -- $c --out ro.txt
+    case_ refused -- $c --out x.npy
+    case_ refused -- $c --out x.yaml
+    case_ refused -- $c --out x.xml
+    case_ refused -- $c --out x.json --output table
+    case_ refused -- $c --out x.json --output csv
+    case_ refused -- $c --out x.csv --output json
+    case_ refused -- $c --out X.JSON --output csv
+    case_ ok -- $c --out -
+    case_ ok -- $c --out /dev/null
+    case_ ok -- $c --out new.json
+    case_ ok -- $c --out new.csv
+    case_ ok -- $c --out new.txt --output table
+    case_ unwritable -- $c --out /dev/full
+    case_ unwritable ULIMIT='-f 1' -- $c --out big.json
+    [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null && case_ refused AS_OTHER=1 KEEP=shared/theirs.json -- $c --out shared/theirs.json
+  }
+done
+for o in '' "$work/adir" plainfile/x.xml "$long.xml" ro.txt x.json x.csv x.yaml; do
+  case_ refused -- regress sg.yaml --junit "$o"
+done
+case_ ok -- regress sg.yaml --junit -
+case_ refused -- report --out ''
+case_ refused -- report --out -
+case_ refused -- report --out plainfile/r
+case_ refused -- report --out "$long"
+
+# Inputs that are not regular files, each refused with its real cause.
+ln -sf /nonexistent/x.npy dangling2.npy
+for f in /dev/urandom /dev/zero /dev/null fifo.json "$work/adir" plainfile/x.npy "$long.npy" "${deep}x.npy" nope.npy dangling2.npy; do
+  case_ refused -- run error --input "$f"
+  case_ refused -- merge "$f"
+  case_ refused -- regress "$f"
+done
+chmod 600 sg.yaml
+[[ $(id -u) == 0 ]] && command -v setpriv >/dev/null && case_ refused AS_OTHER=1 -- regress "$work/sg.yaml"
+chmod 644 sg.yaml
+
+# Limits: memory (ulimit -v) is refused before work, naming the need; the
+# progress interval must be a number.
+case_ refused ULIMIT='-v 400000' -- run error --param n=50000000
+case_ refused ULIMIT='-v 400000' -- run matmul_error --param sizes=8192
+for v in abc -1 1.5 9999999; do case_ refused LPLAB_PROGRESS_SECONDS="$v" -- formats; done
+case_ ok LPLAB_PROGRESS_SECONDS=0 -- formats
+
+# Encodings: bytes that are not UTF-8 in every name a user types; locales
+# that write numbers otherwise (the parse is the C locale's, always).
+bad=$'\xff\xfe'
+case_ refused -- run "foot${bad}print"
+case_ refused -- run footprint --dtypes "fp${bad}16"
+case_ refused -- run footprint --param "n${bad}=1"
+case_ refused -- run underflow --param "values=1${bad}"
+case_ refused -- inspect "1${bad}" --to bf16
+case_ refused -- inspect 1.5 --to "bf${bad}16"
+case_ refused -- values "e4${bad}m3"
+case_ refused -- finfo "fp${bad}"
+case_ refused -- mma "hopper${bad}"
+case_ refused -- "run${bad}"
+for loc in C.UTF-8 de_DE.UTF-8 tr_TR.UTF-8 fr_FR; do
+  case_ ok LC_ALL="$loc" -- inspect 0.1 --to bf16
+  case_ ok LC_ALL="$loc" -- run underflow --param values=0.1,1e-8
+  case_ refused LC_ALL="$loc" -- inspect 0,1 --to bf16
+done
+
+# Numbers read once, exactly (a double in between rounds twice).
+case_ ok -- run underflow --dtypes fp16,e4m3,bf16 --param values=65519.99999999999999999999,1.0625000000000000000001,-1e-400
+case_ ok -- inspect 0x1p-24 --to fp16
+case_ ok -- inspect 0x1p-9 --to e4m3
+
+# Help and near misses.
+case_ ok --
+case_ ok -- help
+case_ ok -- help run
+case_ refused -- help nosuchcommand
+case_ refused -- help run extra
+case_ refused -- reprot
+case_ refused -- run footprnt
+case_ refused -- run footprint --param nn=3
+case_ refused -- run error --param opss=add
+case_ refused -- inspect 1 --to fp8_e4m3
+
+# Signals: Ctrl-C and SIGTERM leave no output and no temporary.
+for sig in INT TERM; do
+  count=$((count + 1))
+  "$lplab" run matmul_error --out sig.json > out.txt 2> err.txt &
+  pid=$!; sleep 1; kill -s "$sig" "$pid"; wait "$pid"; rc=$?
+  verdict=interrupted
+  if [[ -e sig.json ]] || ls -A | grep -q 'lplab-[0-9]*\.tmp$' || ((rc != 130)); then verdict="PROBLEM: exit $rc, $(ls -A | grep -c sig)"; problems=$((problems + 1)); fi
+  printf '| %d | `lplab run matmul_error --out sig.json` + SIG%s after 1 s | %d | %s | %s |\n' "$count" "$sig" "$rc" "$(head -n 1 err.txt)" "$verdict"
+done
 
 # Output that cannot be written.
 for c in "formats" "finfo --all" "inspect 1.5" "values e4m3" "list" "run footprint" "merge $work/shard_ok.json" \

@@ -35,6 +35,18 @@ const DevicePeaks& device_named(const std::string& name) {
   throw UsageError("accounting: unknown device '" + name + "'");
 }
 
+// A row's dtype (accounting_mfu) and peak (accounting_budget): the dtype's
+// own, or, where the device has no unit for it, the unit whose rate is
+// counted and why (device_peaks.h).
+std::string dtype_label(const DevicePeaks& d, int bits, const std::string& dtype) {
+  const std::string_view unit = device_unit(d, bits);
+  return unit == dtype ? dtype : fmt::format("{} (at {} rate: no {} unit)", dtype, unit, dtype);
+}
+std::string peak_label(const DevicePeaks& d, int bits, const std::string& dtype) {
+  const std::string_view unit = device_unit(d, bits);
+  return unit == dtype ? dtype + "_dense" : fmt::format("{}_dense (no {} unit)", unit, dtype);
+}
+
 std::vector<Table> run(const Context& ctx) {
   const auto& p = ctx.params;
   const double m = static_cast<double>(p.integer("m")), n = static_cast<double>(p.integer("n")),
@@ -49,6 +61,16 @@ std::vector<Table> run(const Context& ctx) {
   const std::string dtype = p.text("dtype");
   const DevicePeaks& device = device_named(p.text("device"));
   const int bits = dtype_bits(dtype);
+  // The named device times the model's passes under the dtype's name: one
+  // without that unit is refused, not counted at another unit's rate.
+  if (device_unit(device, bits) != dtype) {
+    std::string having;
+    for (const DevicePeaks& d : kDevices)
+      if (device_unit(d, bits) == dtype) having += (having.empty() ? "" : ", ") + std::string(d.name);
+    throw UsageError(fmt::format("accounting: {} has no {} unit (it would run {} at its {} rate); give dtype={} or "
+                                 "a device with one: {}", device.name, dtype, dtype, device_unit(device, bits),
+                                 device_unit(device, bits), having));
+  }
   const double peak = device_peak(device, bits);
 
   // --- matmuls -------------------------------------------------------------
@@ -124,12 +146,13 @@ std::vector<Table> run(const Context& ctx) {
                   {"mfu = (flops / seconds) / dense peak of the device for the dtype (per device; "
                    "divide by the device count for a multi-device run). Above 1 the device cannot do "
                    "that work in that time. Peaks: see accounting_budget's notes.",
-                   "A dtype a device has no unit for is counted at the next wider unit it has: "
-                   "fp8 on an A100 at its bf16 rate, fp4 on an H100 or H200 at its fp8 rate."}};
+                   "A dtype a device has no unit for is counted at the next wider unit it has, and "
+                   "its row says so: fp8 on an A100 at its bf16 rate, fp4 on an H100 or H200 at its "
+                   "fp8 rate."}};
   for (std::size_t i = 0; i < kDevices.size(); ++i) {
     const double pk = device_peak(kDevices[i], bits);
     if (ctx.shard.owns(i))
-      mfu_table.add(i, {std::string(kDevices[i].name), dtype, flops, seconds,
+      mfu_table.add(i, {std::string(kDevices[i].name), dtype_label(kDevices[i], bits, dtype), flops, seconds,
                         flops / seconds / kTera, pk / kTera, flops / seconds / pk});
   }
 
@@ -172,7 +195,8 @@ std::vector<Table> run(const Context& ctx) {
       }
       ++g;
     };
-    for (const DevicePeaks& d : kDevices) row(std::string(d.name), dtype + "_dense", device_peak(d, bits));
+    for (const DevicePeaks& d : kDevices)
+      row(std::string(d.name), peak_label(d, bits, dtype), device_peak(d, bits));
     // The lecture's figure: H100's sparse bf16 peak, 2 x 989 (the datasheet prints 1979).
     row("h100_sxm_sparse_bf16", "bf16_sparse", 1979 * kTera);
   }
@@ -218,7 +242,8 @@ Experiment accounting_experiment() {
           {"devices", ParamType::integer, "1", 1, 1e9, "devices running in parallel", {}, false},
           {"device", ParamType::text, "h100_sxm", 0, 0, "accelerator whose peak is used",
            {"h100_sxm", "a100_sxm", "h200_sxm", "b200"}, false},
-          {"dtype", ParamType::text, "bf16", 0, 0, "operand type whose dense peak is used",
+          {"dtype", ParamType::text, "bf16", 0, 0,
+           "operand type whose dense peak is used (the device must have a unit for it)",
            {"fp32", "bf16", "fp8", "fp4"}, false},
       },
       {},

@@ -16,6 +16,7 @@
 
 #include "lplab/experiments/experiment.h"
 #include "lplab/experiments/report_parts.h"
+#include "lplab/experiments/runner.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/ops.h"
@@ -405,6 +406,10 @@ void square_sqrt_table(const Context& ctx, std::span<const float> xf, Table& t) 
 
 std::vector<Table> run(const Context& ctx) {
   if (ctx.dtypes.empty()) throw UsageError("error: no dtypes given");
+  // The samples as double and float, their codes and results, and the
+  // per-sample errors: about 48 bytes a sample at the most.
+  const double n = static_cast<double>(ctx.input.empty() ? ctx.params.integer("n") : ctx.input.size());
+  require_memory(48.0 * n, fmt::format("error: {} samples", shortest(n)));
   for (const FormatEntry* f : ctx.dtypes)
     if (!f->info.is_signed)
       throw UsageError(fmt::format(

@@ -32,6 +32,10 @@ namespace lplab::experiments {
 namespace {
 
 constexpr double kGiga = 1e9;
+// What the measured bf16 roof is: one instruction's rate in lplab's probe
+// loop. On a CPU with AMX the bf16 peak is the tiles', many times higher, so
+// the roof and its line in the plot never say "peak" alone.
+constexpr const char* kBf16Loop = "lplab's VDPBF16PS loop (AVX512-BF16)";
 
 // This CPU's roofs at one thread count.
 struct CpuRoofs {
@@ -130,7 +134,9 @@ std::vector<Table> run(const Context& ctx) {
               {"this_cpu: " + machine_text + "; this_cpu_1thread: the same on one thread.",
                "Measured as the Empirical Roofline Toolkit does: fp32/fp64 from 16 independent "
                "vector FMA chains (Highway's best target), bf16 from VDPBF16PS chains (AVX512-BF16 "
-               "only), bandwidth the better of STREAM copy and triad over three arrays of " +
+               "only: the rate of lplab's VDPBF16PS loop, not this CPU's bf16 peak, which AMX tile "
+               "units set where the CPU has them), bandwidth the better of STREAM copy and triad "
+               "over three arrays of " +
                    std::to_string(stream_bytes) + " bytes (far larger than the last-level cache "
                    "when at least 64 MiB).",
                "Accelerator peaks are dense (no 2:4 sparsity); ridge = peak / bandwidth, e.g. "
@@ -148,7 +154,10 @@ std::vector<Table> run(const Context& ctx) {
     const std::string src = "measured, " + std::to_string(r->threads) + " thread(s)";
     roof(dev, "fp32", r->fp32, r->bw.best(), src);
     roof(dev, "fp64", r->fp64, r->bw.best(), src);
-    if (r->bf16 > 0) roof(dev, "bf16", r->bf16, r->bw.best(), src + ", VDPBF16PS");
+    if (r->bf16 > 0)
+      roof(dev, "bf16", r->bf16, r->bw.best(),
+           src + ", " + kBf16Loop + ", not this CPU's bf16 peak" +
+               (machine::has_amx_bf16() ? "; its AMX-BF16 tiles, which lplab does not use, go further" : ""));
   }
   for (const DeviceRoof& d : device_roofs())
     roof(std::string(d.device), std::string(d.dtype), d.peak, d.bandwidth, std::string(d.source));
@@ -308,12 +317,24 @@ std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
     p.ylabel = "attainable performance [GFLOP/s]";
     p.logx = p.logy = true;
     const std::size_t dev = t->column("device"), dt = t->column("dtype"), pk = t->column("peak_gflops"),
-                      bw = t->column("bandwidth_gbs");
+                      bw = t->column("bandwidth_gbs"), src = t->column("source");
+    std::string bf16_note;
     for (const Row& r : t->rows) {
       const std::string d = cell_text(r.cells[dev]), type = cell_text(r.cells[dt]);
-      if ((d == "this_cpu" && (type == "fp32" || type == "bf16")) || (d == "h100_sxm" && (type == "bf16" || type == "fp8")))
-        p.series.push_back(roof(fmt::format("{} {} roof", d, type), cell_number(r.cells[pk]), cell_number(r.cells[bw]),
-                                d == "this_cpu" ? "lines lw 2" : "lines lw 2 dt 2"));
+      const bool drawn = (d == "this_cpu" && (type == "fp32" || type == "bf16")) ||
+                         (d == "h100_sxm" && (type == "bf16" || type == "fp8"));
+      if (!drawn) continue;
+      // This CPU's bf16 line is a loop's rate, not a roof of the hardware's.
+      const bool loop = d == "this_cpu" && type == "bf16";
+      const std::string name =
+          loop ? fmt::format("{} bf16: VDPBF16PS loop, not peak", d) : fmt::format("{} {} roof", d, type);
+      p.series.push_back(roof(name, cell_number(r.cells[pk]), cell_number(r.cells[bw]),
+                              d == "this_cpu" ? "lines lw 2" : "lines lw 2 dt 2"));
+      if (loop)
+        bf16_note = fmt::format(" The this_cpu bf16 line is {}, not this CPU's bf16 peak{}.", kBf16Loop,
+                                cell_text(r.cells[src]).find("AMX") != std::string::npos
+                                    ? ": its AMX-BF16 tiles, which lplab does not use, go further"
+                                    : "");
     }
     if (const Table* pts = find_table(tables, "roofline_points"))
       for (Series& s : series_from_table(*pts, "intensity", "measured_gflops", {"op"}, {}, true, true)) {
@@ -323,7 +344,8 @@ std::vector<Plot> drawn_plots(const std::vector<Table>& tables) {
       }
     p.caption = "Lines: roofs, min(peak, bandwidth x intensity), this CPU's from an FMA loop and a STREAM triad on "
                 "all cores, H100's from NVIDIA's dense peaks and 3.35 TB/s. Points: lplab's kernels measured here at "
-                "the lecture's sizes (each op in several dtypes). Each point's own roof uses the bandwidth at its working set (roofline_points).";
+                "the lecture's sizes (each op in several dtypes). Each point's own roof uses the bandwidth at its working set (roofline_points)." +
+                bf16_note;
     add_plot(plots, std::move(p));
   }
   return plots;

@@ -16,6 +16,7 @@
 #include "lplab/kernels/matmul.h"
 #include "machine_peaks.h"
 #include "roofline_ops.h"
+#include "throughput_rates.h"
 
 namespace lplab::experiments {
 namespace {
@@ -117,6 +118,7 @@ std::vector<Table> run(const Context& ctx) {
   const machine::Bandwidth bw_one =
       threads == 1 ? bw_all : machine::stream_bandwidth(4 * n, 1, roof_reps);
   ctx.progress.step();
+  const throughput::Roofs roofs{.peak_flops = peak, .bandwidth_all = bw_all.best(), .bandwidth_one = bw_one.best()};
 
   Table t{"throughput",
           "lplab kernels on " + machine::machine_description(threads),
@@ -156,14 +158,14 @@ std::vector<Table> run(const Context& ctx) {
         const Measurement m = visit_format(*f, [&]<class T>(std::type_identity<T>) {
           return measure<T>(kind, n, mn, threads, reps, seed + g);
         });
-        const double gbs = m.bytes / m.seconds / kGiga;
-        const double gfs = m.flops / m.seconds / kGiga;
-        const double util = kind == Kind::matmul ? gfs * kGiga / peak
-                                                 : gbs * kGiga / (m.threads == 1 ? bw_one : bw_all).best();
+        const throughput::Rates r = throughput::rates(
+            {.compute_bound = kind == Kind::matmul, .threads = m.threads, .seconds = m.seconds,
+             .bytes = m.bytes, .flops = m.flops},
+            roofs);
         t.add(g, {m.kind, m.op, std::string(f->name), static_cast<std::int64_t>(m.n),
                   static_cast<std::int64_t>(m.threads), m.seconds, m.bytes,
-                  m.flops > 0 ? Cell{m.flops} : Cell{}, gbs, m.flops > 0 ? Cell{gfs} : Cell{},
-                  util});
+                  m.flops > 0 ? Cell{m.flops} : Cell{}, r.gb_per_s, m.flops > 0 ? Cell{r.gflop_per_s} : Cell{},
+                  r.utilisation});
       }
       ++g;
       ctx.progress.step();

@@ -200,28 +200,39 @@ Table values_table(const Context& ctx) {
           {{"value", ""}, {"dtype", ""}, {"result", ""}, {"result_torch", ""}, {"code", ""}, {"note", ""}},
           {},
           {}};
-  const std::vector<double> values = ctx.params.numbers("values");
+  // Each value exactly as typed, rounded once into each format (a double in
+  // between would round 65519.99999999999999999999 up to 65520, fp16's
+  // overflow threshold, and show -1e-400 as an exact -0).
+  const std::vector<std::string> texts = ctx.params.list("values");
+  const std::vector<Decimal> values = ctx.params.decimals("values");
   std::uint64_t grid = 0;
-  for (double v : values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const Decimal& v = values[i];
+    const bool v_nan = v.kind == detail::Kind::nan, v_inf = v.kind == detail::Kind::infinite;
+    const bool v_zero = v.kind == detail::Kind::zero;
     for (const FormatEntry* f : ctx.dtypes) {
       const std::uint64_t g = grid++;
       if (!ctx.shard.owns(g)) continue;
-      const std::uint64_t code = f->from_double(v, Round::nearest_even, Overflow::ieee, 0, nullptr);
+      Flags flags;
+      const std::uint64_t code = f->from_decimal(v, Round::nearest_even, Overflow::ieee, 0, &flags);
       const double y = f->to_double(code);
       std::string note;
-      if (std::isnan(y)) note = std::isnan(v) ? "NaN" : "overflow to NaN";
-      else if (std::isinf(y)) note = std::isinf(v) ? "infinite" : "overflow to inf";
-      else if (y == 0 && v != 0) note = "flushed to zero";
-      else if (y != 0 && std::fabs(y) < f->info.smallest_normal) note = "subnormal";
-      else if (std::fabs(v) > f->info.max) note = "rounded to max";
-      else note = y == v ? "exact" : "normal, rounded";
+      if (std::isnan(y)) note = v_nan ? "NaN" : "overflow to NaN";
+      else if (std::isinf(y)) note = v_inf ? "infinite" : "overflow to inf";
+      else if (y == 0 && !v_zero) note = "flushed to zero";
+      else if (y != 0 && std::fabs(y) < f->info.smallest_normal) note = flags.inexact() ? "subnormal, rounded" : "subnormal";
+      else if (std::fabs(y) == f->info.max && flags.inexact() && std::fabs(v.away_from_zero) > f->info.max)
+        note = "rounded to max";
+      else note = flags.inexact() ? "normal, rounded" : "exact";
       // torch prints a tensor's elements with 4 digits after the point in
       // scientific mode: 1e-8 in bf16 shows as 1.0012e-08.
-      t.add(g, {v, std::string(f->name), y, fmt::format("{:.4e}", y), fmt::format("0x{:x}", code), note});
+      t.add(g, {texts[i], std::string(f->name), y, fmt::format("{:.4e}", y), fmt::format("0x{:x}", code), note});
     }
   }
   t.notes = {
-      "result: the exact value of the code; result_torch: as torch prints it (4 decimals, scientific)",
+      "value: as written, rounded once into each format from its exact decimal (never through a double); "
+      "result: the exact value of the code; result_torch: as torch prints it (4 decimals, scientific); "
+      "note: exact, rounded, subnormal, flushed to zero or overflow, from the conversion's IEEE flags",
       "lecture: 1e-8 is 0 in float16 (below half its smallest subnormal, 2^-25 = 2.98e-8), "
       "1.0012e-08 in bfloat16 (exactly 1.34375 * 2^-27 = 1.00117176...e-08: bf16 keeps fp32's "
       "exponent range), and 0 in float8_e4m3fn (smallest subnormal 2^-9) and float8_e5m2 (2^-16)"};

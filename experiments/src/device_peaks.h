@@ -75,15 +75,25 @@ inline std::vector<DeviceRoof> device_roofs() {
   return out;
 }
 
-// The dense peak a device offers for operands of `bits` bits: fp32 on CUDA
-// cores, 16-bit on bf16/fp16 tensor cores, 8-bit on FP8 units where there are
-// some, 4 and 6 bits on FP4 units (B200 runs FP6 at its FP8 rate). A width
-// the device has no unit for runs on the next wider one it has (an A100
-// upcasts FP8 to BF16).
+// The unit a device runs operands of `bits` bits on, named by its dtype:
+// fp32 on CUDA cores, 16-bit on bf16/fp16 tensor cores, 8-bit on FP8 units
+// where there are some, 4 and 6 bits on FP4 units (B200 runs FP6 at its FP8
+// rate). A width the device has no unit for runs on the next wider one it
+// has (an A100 upcasts FP8 to BF16): the name then differs from the dtype's,
+// and a table that counts such work says so in its row.
+inline std::string_view device_unit(const DevicePeaks& d, int bits) {
+  if (bits > 16) return "fp32";
+  if (bits > 8) return "bf16";
+  if (bits > 4 || d.fp4 == 0) return d.fp8 != 0 ? "fp8" : "bf16";
+  return "fp4";
+}
+
+// The dense peak of that unit, FLOP/s.
 inline double device_peak(const DevicePeaks& d, int bits) {
-  if (bits > 16) return d.fp32;
-  if (bits > 8) return d.bf16;
-  if (bits > 4 || d.fp4 == 0) return d.fp8 != 0 ? d.fp8 : d.bf16;
+  const std::string_view unit = device_unit(d, bits);
+  if (unit == "fp32") return d.fp32;
+  if (unit == "bf16") return d.bf16;
+  if (unit == "fp8") return d.fp8;
   return d.fp4;
 }
 

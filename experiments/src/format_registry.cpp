@@ -107,13 +107,48 @@ bool one_edit_apart(std::string_view a, std::string_view b) {
   return a.substr(std::min(skip_a, a.size())) == b.substr(std::min(skip_b, b.size()));
 }
 
+// What a spelling says, for comparing spellings: lower case, without '_',
+// '-' and '.', and without a leading width ("fp8", "float8", "f8"), so that
+// fp8_e4m3, FP8-E4M3 and float8_e4m3 all say e4m3. A name that is only a
+// width (fp16) keeps it.
+std::string spelling_core(std::string_view name) {
+  std::string s;
+  for (char c : name)
+    if (c != '_' && c != '-' && c != '.') s += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (std::string_view width : {"float", "fp", "f"}) {
+    if (!s.starts_with(width) || s.size() == width.size() || !digit(s[width.size()])) continue;
+    std::size_t end = width.size();
+    while (end < s.size() && digit(s[end])) ++end;
+    return end < s.size() ? s.substr(end) : s;
+  }
+  return s;
+}
+
 [[noreturn]] void unknown(std::string_view name) {
-  std::vector<std::string_view> near;
+  std::vector<std::string> near;
+  std::vector<std::string_view> targets;  // one suggestion a format
+  const auto suggest = [&](std::string_view spelling, std::string_view format) {
+    if (std::find(targets.begin(), targets.end(), format) != targets.end()) return;
+    targets.push_back(format);
+    near.emplace_back(spelling);
+  };
   if (!name.empty()) {
-    for (const FormatEntry& e : table())
-      if (e.name.starts_with(name) || one_edit_apart(name, e.name)) near.push_back(e.name);
+    // The same spelling but for case, separators and a width prefix
+    // (fp8_e4m3: e4m3 or float8_e4m3), then one edit from a name, or from
+    // its core where no core matched (float1: float16; fp8_e4m3fnu: e4m3fn,
+    // e4m3fnuz).
+    const std::string core = spelling_core(name);
     for (const auto& [alias, target] : alias_table())
-      if (one_edit_apart(name, alias)) near.push_back(alias);
+      if (spelling_core(alias) == core) suggest(alias, target);
+    for (const FormatEntry& e : table())
+      if (spelling_core(e.name) == core) suggest(e.name, e.name);
+    const bool same_core = !near.empty();
+    for (const FormatEntry& e : table())
+      if (e.name.starts_with(name) || one_edit_apart(name, e.name)) suggest(e.name, e.name);
+    for (const auto& [alias, target] : alias_table())
+      if (one_edit_apart(name, alias) || (!same_core && core.size() >= 4 && one_edit_apart(core, spelling_core(alias))))
+        suggest(alias, target);
   }
   throw UsageError(near.empty() ? fmt::format("unknown format '{}' (see 'lplab formats')", shown(name))
                                 : fmt::format("unknown format '{}' (did you mean {}?)", shown(name), fmt::join(near, ", ")));

@@ -15,6 +15,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "hwy/aligned_allocator.h"
 #include "lplab/kernels/probes.h"
 #include "lplab/kernels/targets.h"
@@ -90,6 +94,16 @@ const char* peak_kind_name(PeakKind k) {
 }
 
 bool has_avx512_bf16() { return kernels::probe::has_bf16_dot(); }
+
+bool has_amx_bf16() {
+#if defined(__x86_64__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return ((edx >> 22) & 1u) != 0;  // CPUID.(EAX=07H,ECX=0):EDX[bit 22] AMX-BF16 (Intel SDM vol. 2A)
+#else
+  return false;
+#endif
+}
 
 unsigned resolve_threads(unsigned threads) {
   return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());

@@ -17,13 +17,18 @@ namespace lplab::experiments::machine {
 enum class PeakKind {
   fp32_fma,  // vector FMA on float in the kernels' SIMD target (lplab/kernels/probes.h)
   fp64_fma,  // the same on double
-  bf16_dot,  // VDPBF16PS (AVX512-BF16): bf16 pairs into fp32 lanes
+  bf16_dot,  // VDPBF16PS (AVX512-BF16): bf16 pairs into fp32 lanes; not AMX
 };
 
 const char* peak_kind_name(PeakKind k);
 
 // True when the CPU runs VDPBF16PS (checked at run time with CPUID).
 bool has_avx512_bf16();
+// True when CPUID reports AMX-BF16 (Sapphire Rapids and later): tile units
+// whose bf16 rate is far above VDPBF16PS's. lplab has no AMX loop, so the
+// bf16 roof it measures is VDPBF16PS's, never this CPU's bf16 peak; the
+// roofline says so where this returns true.
+bool has_amx_bf16();
 
 // FLOP/s of `kind` on `threads` threads (0: every core), each running the
 // loop for about `seconds` (at least 20 ms) after all have started; the best

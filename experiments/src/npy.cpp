@@ -12,6 +12,8 @@
 //    against the file's length before anything is allocated.
 #include "lplab/experiments/npy.h"
 
+#include "lplab/experiments/files.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -244,9 +246,8 @@ namespace {
 // allocated.
 DataLayout open_npy(const std::string& path, std::size_t max_elements, const FormatEntry* raw_format,
                     std::ifstream& in) {
+  require_input_file(path, "a .npy file");  // the real cause: no such file, a device, ...
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
-  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "no such file");
   const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
   if (ec) fail(path, "cannot read its size");
   in.open(path, std::ios::binary);

@@ -52,8 +52,8 @@ double checked_number(const std::string& text, const ParamSpec& p, std::string_v
 void check_choice(const std::string& item, const ParamSpec& p, std::string_view experiment) {
   if (p.choices.empty()) return;
   if (std::find(p.choices.begin(), p.choices.end(), item) == p.choices.end())
-    throw UsageError(fmt::format("{} parameter {}: unknown value '{}' (one of: {})", experiment,
-                                 p.name, item, fmt::join(p.choices, ", ")));
+    throw UsageError(fmt::format("{} parameter {}: unknown value '{}'{} (one of: {})", experiment, p.name,
+                                 shown(item), did_you_mean(item, p.choices), fmt::join(p.choices, ", ")));
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ Params::Params(const std::vector<ParamSpec>& specs, const std::map<std::string, 
     if (std::none_of(specs.begin(), specs.end(), [&](const ParamSpec& p) { return p.name == name; })) {
       std::vector<std::string> names;
       for (const ParamSpec& p : specs) names.push_back(p.name);
-      throw UsageError(fmt::format("{} has no parameter '{}' ({})", experiment, name,
+      throw UsageError(fmt::format("{} has no parameter '{}'{} ({})", experiment, shown(name), did_you_mean(name, names),
                                    names.empty() ? std::string("it takes none") : fmt::format("{}", fmt::join(names, ", "))));
     }
   }
@@ -107,6 +107,11 @@ std::vector<std::string> Params::list(std::string_view name) const { return spli
 std::vector<double> Params::numbers(std::string_view name) const {
   std::vector<double> out;
   for (const std::string& item : split_list(raw(name))) out.push_back(parse_number(item));
+  return out;
+}
+std::vector<Decimal> Params::decimals(std::string_view name) const {
+  std::vector<Decimal> out;
+  for (const std::string& item : split_list(raw(name))) out.push_back(parse_value(item));
   return out;
 }
 

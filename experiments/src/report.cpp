@@ -2,19 +2,21 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "device_peaks.h"
+#include "report_page.h"
 #include "lplab/experiments/runner.h"
 
 namespace lplab::experiments {
@@ -22,10 +24,11 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kMarker = ".lplab-report";  // marks a directory this command wrote
-// A table of more rows than this is shown as sections, one per value of its
-// first column, each a collapsible <details> block (the first one open):
-// every row is in the page, none hidden behind a cut.
-constexpr std::size_t kOpenRows = 40;
+// The marker's first line; every following line names a file the report
+// wrote, relative to its directory. A report's temporary folder holds the
+// first line from the moment it is made, so that one a killed run left
+// behind can be told from anything else of that name.
+constexpr const char* kMarkerHeader = "written by lplab report; the files it wrote:";
 
 struct Section {
   const Experiment* experiment;
@@ -33,130 +36,6 @@ struct Section {
   std::vector<Table> tables;
   double seconds = 0;
 };
-
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
-
-std::string md_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '|') o += "\\|";
-    else o += c;
-  }
-  return o;
-}
-
-std::string header_cell(const Column& c) { return c.unit.empty() ? c.name : fmt::format("{} [{}]", c.name, c.unit); }
-
-// The rows of a table in sections: one section of every row when it is
-// short, else one per value of the first column, in order of appearance.
-struct RowGroup {
-  std::string label;  // empty: the whole table, shown open
-  std::vector<std::size_t> rows;
-};
-
-std::vector<RowGroup> row_groups(const Table& t) {
-  std::vector<RowGroup> g;
-  if (t.rows.size() <= kOpenRows || t.columns.empty()) {
-    g.push_back({"", {}});
-    for (std::size_t i = 0; i < t.rows.size(); ++i) g[0].rows.push_back(i);
-    return g;
-  }
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    const std::string key = fmt::format("{} = {}", t.columns[0].name, cell_text(t.rows[i].cells[0], 6));
-    auto it = std::find_if(g.begin(), g.end(), [&](const RowGroup& r) { return r.label == key; });
-    if (it == g.end()) {
-      g.push_back({key, {}});
-      it = g.end() - 1;
-    }
-    it->rows.push_back(i);
-  }
-  return g;
-}
-
-std::string group_summary(const RowGroup& g, std::size_t total) {
-  return fmt::format("{} ({} of {} rows)", g.label, g.rows.size(), total);
-}
-
-std::string md_table(const Table& t, const std::string& csv_link) {
-  std::vector<std::string> h;
-  for (const Column& c : t.columns) h.push_back(md_escape(header_cell(c)));
-  std::string head = fmt::format("| {} |\n|", fmt::join(h, " | "));
-  for (std::size_t i = 0; i < h.size(); ++i) head += " --- |";
-  head += "\n";
-  std::string s;
-  const std::vector<RowGroup> groups = row_groups(t);
-  for (std::size_t k = 0; k < groups.size(); ++k) {
-    const RowGroup& g = groups[k];
-    if (!g.label.empty())
-      s += fmt::format("<details{}><summary>{}</summary>\n\n", k == 0 ? " open" : "",
-                       html_escape(group_summary(g, t.rows.size())));
-    s += head;
-    for (std::size_t i : g.rows) {
-      std::vector<std::string> cells;
-      for (const Cell& c : t.rows[i].cells) cells.push_back(md_escape(cell_text(c, 6)));
-      s += fmt::format("| {} |\n", fmt::join(cells, " | "));
-    }
-    if (!g.label.empty()) s += "\n</details>\n\n";
-  }
-  if (groups.size() > 1) s += fmt::format("\nEvery row, full precision: [{}]({}).\n", csv_link, csv_link);
-  for (const std::string& n : t.notes) s += fmt::format("\n> {}\n", n);
-  return s;
-}
-
-std::string html_table(const Table& t, const std::string& csv_link) {
-  std::string head = "<tr>";
-  for (const Column& c : t.columns) head += fmt::format("<th>{}</th>", html_escape(header_cell(c)));
-  head += "</tr>\n";
-  std::string s;
-  const std::vector<RowGroup> groups = row_groups(t);
-  for (std::size_t k = 0; k < groups.size(); ++k) {
-    const RowGroup& g = groups[k];
-    if (!g.label.empty())
-      s += fmt::format("<details{}><summary>{}</summary>\n", k == 0 ? " open" : "",
-                       html_escape(group_summary(g, t.rows.size())));
-    s += "<div class=\"scroll\"><table>\n" + head;
-    for (std::size_t i : g.rows) {
-      s += "<tr>";
-      for (const Cell& c : t.rows[i].cells) {
-        const bool num = c.index() == 1 || c.index() == 2;
-        s += fmt::format("<td{}>{}</td>", num ? " class=\"n\"" : "", html_escape(cell_text(c, 6)));
-      }
-      s += "</tr>\n";
-    }
-    s += "</table></div>\n";
-    if (!g.label.empty()) s += "</details>\n";
-  }
-  if (groups.size() > 1)
-    s += fmt::format("<p class=\"more\">Every row, full precision: <a href=\"{}\">{}</a>.</p>\n", csv_link, csv_link);
-  for (const std::string& n : t.notes) s += fmt::format("<p class=\"note\">{}</p>\n", html_escape(n));
-  return s;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// The SVG for inlining: without the XML prolog and doctype.
-std::string inline_svg(const std::string& path) {
-  std::string svg = read_file(path);
-  const auto start = svg.find("<svg");
-  return start == std::string::npos ? std::string() : svg.substr(start);
-}
 
 // Writes a whole file or throws (a full disk must not leave a truncated
 // table in a report that then looks complete).
@@ -167,9 +46,13 @@ void write(const std::string& path, const std::string& content) {
   if (!f) throw UsageError(fmt::format("report: cannot write {} (disk full?)", path));
 }
 
-// The marker's first line; every following line names a file the report
-// wrote, relative to its directory.
-constexpr const char* kMarkerHeader = "written by lplab report; the files it wrote:";
+// `dir` without trailing slashes: "out/" names the report out, whose
+// parent is the current directory and whose temporary folder is out.tmpPID
+// beside it (not out/.tmpPID inside it).
+std::string report_path(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
 
 std::vector<std::string> files_under(const fs::path& dir) {
   std::vector<std::string> out;
@@ -185,7 +68,7 @@ std::vector<std::string> files_under(const fs::path& dir) {
 void check_report_dir(const std::string& dir) {
   if (dir.empty()) throw UsageError("report: --out is empty");
   std::error_code ec;
-  const fs::path p(dir);
+  const fs::path p(report_path(dir));
   if (fs::exists(fs::symlink_status(p, ec))) {
     if (!fs::is_directory(p, ec) || !fs::exists(p / kMarker, ec))
       throw UsageError(fmt::format("report: {} exists and is not an lplab report: choose another --out", dir));
@@ -215,6 +98,74 @@ void check_report_dir(const std::string& dir) {
 
 namespace {
 
+// The PID in `entry` when it is `name` + infix + digits ("lplab-report.tmp4711"), else 0.
+pid_t pid_in_name(const std::string& entry, const std::string& name, std::string_view infix) {
+  const std::size_t head = name.size() + infix.size();
+  if (!entry.starts_with(name) || entry.compare(name.size(), infix.size(), infix) != 0 || entry.size() <= head ||
+      entry.size() > head + 9)
+    return 0;
+  pid_t pid = 0;
+  for (std::size_t i = head; i < entry.size(); ++i) {
+    if (entry[i] < '0' || entry[i] > '9') return 0;
+    pid = pid * 10 + (entry[i] - '0');
+  }
+  return pid;
+}
+
+// Whether `path` is provably a folder lplab report made and a run that no
+// longer exists left: its PID is no running process (kill(2) says ESRCH;
+// EPERM means a process of another user runs under it), it is a directory
+// of this user and not a symbolic link, and it holds lplab's marker, a
+// regular file that begins with the marker's line.
+bool left_by_dead_report(const fs::path& path, pid_t pid) {
+  if (pid <= 0 || pid == getpid()) return false;
+  if (kill(pid, 0) == 0 || errno != ESRCH) return false;
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return false;
+  const fs::path marker = path / kMarker;
+  if (lstat(marker.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  std::ifstream f(marker);
+  std::string first;
+  std::getline(f, first);
+  return first == kMarkerHeader;
+}
+
+}  // namespace
+
+void remove_stale_report_folders(const std::string& dir) {
+  const fs::path target(report_path(dir));
+  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const std::string name = target.filename().string();
+  if (name.empty() || name == "." || name == "..") return;
+  std::vector<fs::path> building, aside;  // DIR.tmpPID, DIR.oldPID
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    if (const pid_t pid = pid_in_name(entry, name, ".tmp"); left_by_dead_report(it->path(), pid))
+      building.push_back(it->path());
+    else if (const pid_t old = pid_in_name(entry, name, ".old"); left_by_dead_report(it->path(), old))
+      aside.push_back(it->path());
+  }
+  // A run killed between its two renames left the previous report aside and
+  // none in its place: that report goes back, as an interrupted run
+  // promises. Otherwise the new report replaced it, and the run's removal is
+  // finished here.
+  for (const fs::path& p : aside) {
+    std::error_code e;
+    if (!fs::exists(fs::symlink_status(target, e))) {
+      fs::rename(p, target, e);
+      if (!e) continue;
+    }
+    fs::remove_all(p, e);
+  }
+  for (const fs::path& p : building) {
+    std::error_code e;
+    fs::remove_all(p, e);
+  }
+}
+
+namespace {
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -227,11 +178,15 @@ table{border-collapse:collapse;font-size:13px;margin:.5em 0}th,td{border:1px sol
 th{background:#f3f3f3;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .scroll{overflow-x:auto}.note{color:#444;border-left:3px solid #999;padding-left:.6em;font-size:14px}
 .more{font-size:13px;color:#666}figure{margin:1em 0}figcaption{font-size:14px;color:#444}
-svg{max-width:100%;height:auto}code{background:#f3f3f3;padding:0 3px}.gpu{background:#fff7e0;padding:.5em 1em;border:1px solid #e0c060})";
+img{max-width:100%;height:auto}code{background:#f3f3f3;padding:0 3px}
+.gpu{background:#fff7e0;padding:.5em 1em;border:1px solid #e0c060}
+.cols{font-size:13px;color:#444;margin:.2em 0}details{margin:.4em 0}summary{cursor:pointer;font-size:13px;color:#444}
+nav ul{margin:.2em 0}nav li{margin:.1em 0})";
 
 }  // namespace
 
 Table write_report(const ReportOptions& options) {
+  if (!options.dir.empty()) remove_stale_report_folders(options.dir);
   check_report_dir(options.dir);
   // 1. Every experiment's parameters, validated before any work.
   std::vector<PreparedRun> runs;
@@ -245,13 +200,17 @@ Table write_report(const ReportOptions& options) {
     runs.push_back(prepare(r));
   }
   const Machine machine = this_machine();
-  const std::string tmp = fmt::format("{}.tmp{}", options.dir, getpid());
+  const std::string dir = report_path(options.dir);
+  const std::string tmp = fmt::format("{}.tmp{}", dir, getpid());
   std::error_code ec;
   fs::remove_all(tmp, ec);
   fs::create_directories(fs::path(tmp) / "data", ec);
   fs::create_directories(fs::path(tmp) / "plots", ec);
   if (ec) throw UsageError(fmt::format("report: cannot create {}: {}", tmp, ec.message()));
   try {
+    // Marked as lplab's from the start: a run killed before the end leaves a
+    // folder the next run can prove is its own (remove_stale_report_folders).
+    write((fs::path(tmp) / kMarker).string(), std::string(kMarkerHeader) + "\n");
     // 2. The experiments.
     std::vector<Section> sections;
     std::vector<Table> all;
@@ -277,7 +236,7 @@ Table write_report(const ReportOptions& options) {
     for (Plot& p : report_plots(all)) {
       // Ctrl-C also reaches gnuplot, which then fails: say interrupted, not "not drawn".
       if (Progress::interrupted()) throw Interrupted();
-      std::string err = render_plot(p, tmp + "/plots");
+      std::string err = render_plot(p, tmp, "plots");
       if (Progress::interrupted()) throw Interrupted();
       if (!err.empty()) std::fprintf(stderr, "lplab: report: plot %s not drawn: %s\n", p.id.c_str(), err.c_str());
       plots.emplace_back(std::move(p), std::move(err));
@@ -329,72 +288,93 @@ Table write_report(const ReportOptions& options) {
     write(fmt::format("{}/data/{}.csv", tmp, gpu.id), to_csv(gpu));
     write(fmt::format("{}/data/{}.json", tmp, gpu.id), to_json(gpu).dump(1) + "\n");
 
-    std::string md = head_md + "\n## Summary\n\n" + md_table(summary, "data/" + summary.id + ".csv") + "\n";
-    md += "## GPU\n\n" + gpu_text + "\n\n";
-    if (measured) md += md_table(measured_gpu, "data/" + measured_gpu.id + ".csv") + "\n";
-    md += md_table(gpu, "data/" + gpu.id + ".csv") + "\n";
-    std::string html = fmt::format(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lplab report — {}</title>"
-        "<style>{}</style></head><body>\n<h1>lplab report</h1>\n<ul><li>machine: <b>{}</b>, {} cores, SIMD target {}, "
-        "{:.1f} GiB memory</li><li>lplab {} ({}), {}</li><li>command: <code>{}</code></li><li>experiments took "
-        "{:.1f} s</li></ul>\n<h2>Summary</h2>\n{}<h2>GPU</h2>\n<p class=\"gpu\">{}</p>\n{}",
-        html_escape(machine.cpu_model), kCss, html_escape(machine.cpu_model), machine.cores, machine.simd_target,
-        static_cast<double>(machine.memory_bytes) / 1073741824.0, LPLAB_VERSION,
-        options.quick ? "quick sizes" : "report sizes", when, html_escape(options.command), total,
-        html_table(summary, "data/" + summary.id + ".csv"), html_escape(gpu_text),
-        (measured ? html_table(measured_gpu, "data/" + measured_gpu.id + ".csv") : std::string()) +
-            html_table(gpu, "data/" + gpu.id + ".csv"));
+    // The body of both pages, heading by heading; the contents list, made
+    // from the headings, goes above it.
+    page::Anchors anchors;
+    page::Contents toc;
+    const std::string contents_id = anchors.take("", "contents");
+    std::string md, html;
+    const auto add_heading = [&](int depth, const std::string& title, const std::string& id) {
+      const page::Heading h = page::heading(toc, depth, title, id);
+      md += h.md;
+      html += h.html;
+    };
+    add_heading(0, "Summary", anchors.take("", "summary"));
+    md += page::md_table(summary) + "\n";
+    html += page::html_table(summary);
+    add_heading(0, "GPU", anchors.take("", "gpu"));
+    md += gpu_text + "\n\n";
+    html += fmt::format("<p class=\"gpu\">{}</p>\n", page::html_escape(gpu_text));
+    for (const Table* t : {measured ? &measured_gpu : nullptr, &gpu}) {
+      if (t == nullptr) continue;
+      add_heading(1, t->title, anchors.take("table-", t->id));
+      md += page::md_table(*t) + "\n";
+      html += page::html_table(*t);
+    }
 
-    std::string plots_md = "## Plots\n\n", plots_html = "<h2>Plots</h2>\n";
+    add_heading(0, "Plots", anchors.take("", "plots"));
     for (const auto& [p, err] : plots) {
+      add_heading(1, p.title, anchors.take("plot-", p.id));
       if (!err.empty()) {
-        plots_md += fmt::format("- {}: not drawn ({})\n", p.title, err);
-        plots_html += fmt::format("<p class=\"note\">{}: not drawn ({})</p>\n", html_escape(p.title), html_escape(err));
+        md += fmt::format("Not drawn: {}\n\n", err);
+        html += fmt::format("<p class=\"note\">Not drawn: {}</p>\n", page::html_escape(err));
         continue;
       }
-      plots_md += fmt::format("### {}\n\n![{}](plots/{}.png)\n\n{} ([SVG](plots/{}.svg), [gnuplot](plots/{}.gp))\n\n",
-                              p.title, p.title, p.id, p.caption, p.id, p.id);
-      plots_html += fmt::format("<figure id=\"{}\">{}<figcaption>{} (<a href=\"plots/{}.svg\">SVG</a>, "
-                                "<a href=\"plots/{}.png\">PNG</a>, <a href=\"plots/{}.gp\">gnuplot</a>)</figcaption></figure>\n",
-                                p.id, inline_svg(fmt::format("{}/plots/{}.svg", tmp, p.id)), html_escape(p.caption),
-                                p.id, p.id, p.id);
+      // The SVG is shown from its file, as the PNG is in index.md: the page
+      // stays small, the plots' own ids stay out of it, and a plot redrawn
+      // from its gnuplot script shows in the page as it is.
+      md += fmt::format("![{}](plots/{}.png)\n\n{} ([SVG](plots/{}.svg), [gnuplot](plots/{}.gp))\n\n",
+                        page::md_link_text(p.title), p.id, p.caption, p.id, p.id);
+      html += fmt::format("<figure><img src=\"plots/{}.svg\" alt=\"{}\" width=\"800\" height=\"500\" loading=\"lazy\">"
+                          "<figcaption>{} (<a href=\"plots/{}.svg\">SVG</a>, <a href=\"plots/{}.png\">PNG</a>, "
+                          "<a href=\"plots/{}.gp\">gnuplot</a>)</figcaption></figure>\n",
+                          p.id, page::html_escape(p.title), page::html_escape(p.caption), p.id, p.id, p.id);
     }
-    md += plots_md;
-    html += plots_html;
 
     for (const Section& s : sections) {
       std::vector<std::string> ps;
       for (const auto& [k, v] : s.params) ps.push_back(fmt::format("{}={}", k, v));
-      md += fmt::format("## {}\n\n{}\n\nParameters: `{}` ({:.2f} s)\n\n", s.experiment->name, s.experiment->summary,
-                        fmt::join(ps, " "), s.seconds);
-      html += fmt::format("<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n<p>Parameters: <code>{}</code> ({:.2f} s)</p>\n",
-                          s.experiment->name, s.experiment->name, html_escape(s.experiment->summary),
-                          html_escape(fmt::format("{}", fmt::join(ps, " "))), s.seconds);
+      add_heading(0, s.experiment->name, anchors.take("experiment-", s.experiment->name));
+      md += fmt::format("{}\n\nParameters: `{}` ({:.2f} s)\n\n", s.experiment->summary, fmt::join(ps, " "), s.seconds);
+      html += fmt::format("<p>{}</p>\n<p>Parameters: <code>{}</code> ({:.2f} s)</p>\n",
+                          page::html_escape(s.experiment->summary),
+                          page::html_escape(fmt::format("{}", fmt::join(ps, " "))), s.seconds);
       for (const Table& t : s.tables) {
-        const std::string link = fmt::format("data/{}.csv", t.id);
-        md += fmt::format("### {}\n\n{}\n", t.title, md_table(t, link));
-        html += fmt::format("<h3 id=\"{}\">{}</h3>\n{}", t.id, html_escape(t.title), html_table(t, link));
+        add_heading(1, t.title, anchors.take("table-", t.id));
+        md += page::md_table(t) + "\n";
+        html += page::html_table(t);
       }
     }
-    html += "</body></html>\n";
+    md = fmt::format("{}\n## <a id=\"{}\"></a>Contents\n\n{}\n{}", head_md, contents_id, toc.md(), md);
+    html = fmt::format(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lplab report — {}</title>"
+        "<style>{}</style></head><body>\n<h1>lplab report</h1>\n<ul><li>machine: <b>{}</b>, {} cores, SIMD target {}, "
+        "{:.1f} GiB memory</li><li>lplab {} ({}), {}</li><li>command: <code>{}</code></li><li>experiments took "
+        "{:.1f} s</li></ul>\n<nav><h2 id=\"{}\">Contents</h2>\n{}</nav>\n{}</body></html>\n",
+        page::html_escape(machine.cpu_model), kCss, page::html_escape(machine.cpu_model), machine.cores,
+        machine.simd_target,
+        static_cast<double>(machine.memory_bytes) / 1073741824.0, LPLAB_VERSION,
+        options.quick ? "quick sizes" : "report sizes", when, page::html_escape(options.command), total, contents_id,
+        toc.html(), html);
     write(tmp + "/index.md", md);
     write(tmp + "/index.html", html);
     std::string manifest = std::string(kMarkerHeader) + "\n";
-    for (const std::string& f : files_under(tmp)) manifest += f + "\n";
+    for (const std::string& f : files_under(tmp))
+      if (f != kMarker) manifest += f + "\n";
     write((fs::path(tmp) / kMarker).string(), manifest);
 
     // 5. Into place: the old report (if any) goes only once the new one is whole.
-    const std::string old = fmt::format("{}.old{}", options.dir, getpid());
-    const bool had_old = fs::exists(options.dir, ec);
+    const std::string old = fmt::format("{}.old{}", dir, getpid());
+    const bool had_old = fs::exists(dir, ec);
     if (had_old) {
-      fs::rename(options.dir, old, ec);
-      if (ec) throw UsageError(fmt::format("report: cannot move the previous {} aside: {}", options.dir, ec.message()));
+      fs::rename(dir, old, ec);
+      if (ec) throw UsageError(fmt::format("report: cannot move the previous {} aside: {}", dir, ec.message()));
     }
-    fs::rename(tmp, options.dir, ec);
+    fs::rename(tmp, dir, ec);
     if (ec) {
       std::error_code back;
-      if (had_old) fs::rename(old, options.dir, back);  // the previous report stays where it was
-      throw UsageError(fmt::format("report: cannot move {} to {}: {}", tmp, options.dir, ec.message()));
+      if (had_old) fs::rename(old, dir, back);  // the previous report stays where it was
+      throw UsageError(fmt::format("report: cannot move {} to {}: {}", tmp, dir, ec.message()));
     }
     fs::remove_all(old, ec);
     return summary;

@@ -111,6 +111,9 @@ std::vector<Plot> report_plots(const std::vector<Table>& tables) {
   for (const Experiment& e : experiments())
     if (e.plots)
       for (Plot& p : e.plots(tables)) plots.push_back(std::move(p));
+  // Whatever an experiment drew, no series vanishes under another and no
+  // point leaves a log axis unsaid.
+  for (Plot& p : plots) make_readable(p);
   return plots;
 }
 

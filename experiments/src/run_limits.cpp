@@ -3,10 +3,12 @@
 // Apart from runner.cpp, which holds every experiment through the registry,
 // so that the fuzz targets (fuzz/) link these without the experiments.
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <thread>
 
 #include "lplab/experiments/runner.h"
@@ -30,6 +32,19 @@ void require_memory(double bytes, const std::string& what) {
   if (have > 0 && bytes > 0.75 * have)
     throw UsageError(fmt::format("{} needs {:.3g} GiB, more than this machine's {:.3g} GiB allows",
                                  what, bytes / 1073741824.0, have / 1073741824.0));
+  // A limit on the process (ulimit -v, -d: a batch system's memory request)
+  // refuses the run here, naming it, rather than as a failed allocation
+  // halfway through. Three quarters of it, as above: the program's own code
+  // and libraries take the rest.
+  for (const auto& [resource, name] : {std::pair{RLIMIT_AS, "address-space (ulimit -v)"},
+                                       std::pair{RLIMIT_DATA, "data (ulimit -d)"}}) {
+    struct rlimit r {};
+    if (getrlimit(resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) continue;
+    const double limit = static_cast<double>(r.rlim_cur);
+    if (bytes > 0.75 * limit)
+      throw UsageError(fmt::format("{} needs {:.3g} GiB, more than this process's {} limit of {:.3g} GiB allows",
+                                   what, bytes / 1073741824.0, name, limit / 1073741824.0));
+  }
 }
 
 Shard parse_shard(const std::string& text) {

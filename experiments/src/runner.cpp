@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -114,36 +116,104 @@ nlohmann::ordered_json run_record(const RunResult& r) {
 }
 
 std::vector<Table> tables_of(const nlohmann::ordered_json& record) {
+  const auto& tables = record.at("tables");
+  // Iterating a JSON number or object would give one table or none.
+  if (!tables.is_array()) throw std::runtime_error("'tables' is not a list of tables");
   std::vector<Table> out;
-  for (const auto& t : record.at("tables")) out.push_back(table_from_json(t));
+  for (const auto& t : tables) out.push_back(table_from_json(t));
   return out;
 }
+
+namespace {
+
+// A shard's index or count as the record holds it: a whole number, >= 0
+// (nlohmann would read 1.5 as 1 and -1 as 2^64 - 1).
+std::optional<std::uint64_t> whole_number(const nlohmann::ordered_json& shard, const char* key) {
+  if (!shard.is_object() || !shard.contains(key)) return std::nullopt;
+  const auto& v = shard.at(key);
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  return std::nullopt;
+}
+
+// The structure of one shard's record, checked before anything is joined:
+// the run's fields, this lplab's version, a whole-number shard, and tables
+// that each carry an id, columns, rows and one whole-number grid point a row.
+void check_shard_record(const nlohmann::ordered_json& r, const std::string& name) {
+  if (!r.is_object() || !r.contains("lplab") || r.at("lplab") != "run")
+    throw UsageError(fmt::format("{}: not the JSON output of 'lplab run' (no \"lplab\": \"run\")", name));
+  for (const char* key : {"lplab_version", "experiment", "params", "dtypes", "input", "shard", "tables"})
+    if (!r.contains(key))
+      throw UsageError(fmt::format("{}: not the JSON output of 'lplab run' (no '{}')", name, key));
+  const auto& version = r.at("lplab_version");
+  if (!version.is_string() || version.get<std::string>() != LPLAB_VERSION)
+    throw UsageError(fmt::format("{}: made by lplab {}; this is lplab {}: merge shards with the lplab that ran them",
+                                 name, version.is_string() ? version.get<std::string>() : version.dump(),
+                                 LPLAB_VERSION));
+  const auto& shard = r.at("shard");
+  const std::optional<std::uint64_t> index = whole_number(shard, "index"), count = whole_number(shard, "count");
+  if (!index || !count || *count < 1 || *count > 100000 || *index >= *count)
+    throw UsageError(fmt::format("{}: malformed 'shard' {} (need whole numbers 0 <= index < count <= 100000)", name,
+                                 shard.dump()));
+  const auto& tables = r.at("tables");
+  // Every shard lists all of its run's tables (with its own rows, or none).
+  if (!tables.is_array()) throw UsageError(fmt::format("{}: 'tables' is not a list of tables", name));
+  if (tables.empty()) throw UsageError(fmt::format("{}: no tables (a shard lists every table of its run)", name));
+  std::vector<std::string> ids;
+  for (std::size_t k = 0; k < tables.size(); ++k) {
+    const auto& t = tables[k];
+    const std::string which = t.is_object() && t.contains("id") && t.at("id").is_string()
+                                  ? "table " + t.at("id").get<std::string>()
+                                  : fmt::format("table #{}", k + 1);
+    for (const char* key : {"id", "title", "columns", "rows", "grid", "notes"})
+      if (!t.is_object() || !t.contains(key)) throw UsageError(fmt::format("{}: {} has no '{}'", name, which, key));
+    if (!t.at("id").is_string()) throw UsageError(fmt::format("{}: {}: its id is not text", name, which));
+    const auto& rows = t.at("rows");
+    const auto& grid = t.at("grid");
+    if (!rows.is_array() || !grid.is_array() || rows.size() != grid.size())
+      throw UsageError(fmt::format("{}: {}: 'rows' and 'grid' are not lists of one length", name, which));
+    for (const auto& g : grid)
+      if (!g.is_number_unsigned())
+        throw UsageError(fmt::format("{}: {}: grid point {} is not a whole number >= 0", name, which, g.dump()));
+    if (std::find(ids.begin(), ids.end(), which) != ids.end())
+      throw UsageError(fmt::format("{}: {} is listed twice", name, which));
+    ids.push_back(which);
+  }
+}
+
+}  // namespace
 
 nlohmann::ordered_json merge_records(const std::vector<nlohmann::ordered_json>& records,
                                      const std::vector<std::string>& names) {
   if (records.empty()) throw UsageError("merge: no files given");
-  auto field = [&](std::size_t i, const char* key) -> const nlohmann::ordered_json& {
-    if (!records[i].is_object() || records[i].value("lplab", "") != "run" || !records[i].contains(key))
-      throw UsageError(fmt::format("{}: not the JSON output of 'lplab run' (no '{}')", names[i], key));
-    return records[i].at(key);
+  auto field = [&](std::size_t i, const char* key) -> const nlohmann::ordered_json& { return records[i].at(key); };
+  // Every file's structure first, so that a damaged one is named whatever
+  // its place in the list.
+  for (std::size_t i = 0; i < records.size(); ++i) check_shard_record(records[i], names[i]);
+  auto table_ids = [](const nlohmann::ordered_json& r) {
+    std::vector<std::string> ids;
+    for (const auto& t : r.at("tables")) ids.push_back(t.at("id").get<std::string>());
+    return ids;
   };
+  const std::vector<std::string> ids0 = table_ids(records[0]);
   std::uint64_t count = 0;
   std::vector<int> seen;
   std::vector<std::uint64_t> shard_index(records.size());
   std::vector<std::vector<Table>> parts(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
+    // Compared as JSON values: a file rewritten with its keys in another
+    // order (jq -S) is the same run.
     for (const char* key : {"experiment", "params", "dtypes", "input"})
-      if (field(i, key) != field(0, key))
+      if (nlohmann::json(field(i, key)) != nlohmann::json(field(0, key)))
         throw UsageError(fmt::format("{}: its {} differ from those of {}: shards of different runs", names[i],
                                      key, names[0]));
+    // Every shard of a run lists every table of the run (its own rows, or
+    // none): a shard without one is damaged, and its rows would be missing.
+    if (const std::vector<std::string> ids = table_ids(records[i]); ids != ids0)
+      throw UsageError(fmt::format("{}: its tables ({}) are not those of {} ({})", names[i], fmt::join(ids, ", "),
+                                   names[0], fmt::join(ids0, ", ")));
     const auto& shard = field(i, "shard");
-    std::uint64_t index = 0, n = 0;
-    try {
-      index = shard.at("index").get<std::uint64_t>();
-      n = shard.at("count").get<std::uint64_t>();
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("{}: malformed 'shard'", names[i]));
-    }
+    const std::uint64_t index = shard.at("index").get<std::uint64_t>();
+    const std::uint64_t n = shard.at("count").get<std::uint64_t>();
     if (i == 0) {
       count = n;
       seen.assign(n, -1);
@@ -257,96 +327,6 @@ std::string render_csv(const std::vector<Table>& tables) {
     out += to_csv(tables[i]);
   }
   return out;
-}
-
-namespace {
-
-namespace fs = std::filesystem;
-
-// The file a path names: symbolic links followed (a dangling one names the
-// file it would create), at most 40 of them, as the kernel allows.
-fs::path link_target(const std::string& option, const std::string& path) {
-  fs::path p(path);
-  std::error_code ec;
-  for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
-    if (hops == 40) throw UsageError(fmt::format("{} {}: too many symbolic links", option, path));
-    const fs::path to = fs::read_symlink(p, ec);
-    if (ec) throw UsageError(fmt::format("{} {}: cannot read the link ({})", option, path, ec.message()));
-    p = to.is_absolute() ? to : p.parent_path() / to;
-  }
-  return p;
-}
-
-// Writes the whole of `content` through an existing device or FIFO.
-void write_through(const std::string& path, const fs::path& target, const std::string& content) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) throw UsageError(fmt::format("{}: cannot open it for writing ({})", path, std::strerror(errno)));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      throw UsageError(fmt::format("{}: write failed ({})", path, std::strerror(err)));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) throw UsageError(fmt::format("{}: write failed ({})", path, std::strerror(errno)));
-}
-
-}  // namespace
-
-void check_output_file(const std::string& option, const std::string& path) {
-  if (path.empty()) throw UsageError(fmt::format("{} is empty", option));
-  std::error_code ec;
-  const fs::path target = link_target(option, path);
-  if (path.ends_with('/') || fs::is_directory(target, ec))
-    throw UsageError(fmt::format("{} {}: is a directory; give a file name", option, path));
-  const fs::file_status st = fs::status(target, ec);
-  if (fs::exists(st) && !fs::is_regular_file(st)) {  // a device or FIFO: written through
-    if (::access(target.c_str(), W_OK) != 0)
-      throw UsageError(fmt::format("{} {}: cannot write to it ({})", option, path, std::strerror(errno)));
-    return;
-  }
-  const fs::path dir = fs::absolute(target, ec).parent_path();
-  if (!fs::is_directory(dir, ec))
-    throw UsageError(fmt::format("{} {}: the directory {} does not exist", option, path, dir.string()));
-  // The temporary file beside it, created and removed here (a read-only
-  // place such as /proc fails now rather than after the run).
-  std::string probe = (dir / ".lplab-out-XXXXXX").string();
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0)
-    throw UsageError(fmt::format("{} {}: cannot create a file in {} ({})", option, path, dir.string(),
-                                 std::strerror(errno)));
-  ::close(fd);
-  std::remove(probe.c_str());
-}
-
-void write_file_atomic(const std::string& path, const std::string& content) {
-  const fs::path target = link_target("output", path);
-  std::error_code ec;
-  const fs::file_status st = fs::status(target, ec);
-  if (fs::is_directory(st)) throw UsageError(fmt::format("{}: is a directory", path));
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
-    write_through(path, target, content);
-    return;
-  }
-  const std::string tmp = fmt::format("{}.tmp{}", target.string(), getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw UsageError(fmt::format("{}: cannot write here", path));
-    f << content;
-    f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw UsageError(fmt::format("{}: write failed (disk full?)", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw UsageError(fmt::format("{}: cannot rename the finished file into place", path));
-  }
 }
 
 }  // namespace lplab::experiments

@@ -25,7 +25,9 @@
 
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/spec.h"
+#include "lplab/experiments/files.h"
 #include "lplab/experiments/text.h"
+#include "lplab/kernels/mma.h"
 #include "lplab/kernels/nearest_names.h"
 #include "scaled.h"
 #include "spec_limits.h"
@@ -74,21 +76,35 @@ using spec_limits::matmul_size_error;
 // A spec file larger than this is refused before it is parsed.
 constexpr std::size_t kMaxSpecBytes = std::size_t{16} << 20;  // 16 MiB
 
-using kernels::edit_distance;
 
-// The known word nearest to `word`, if it is a near miss: at most 2 edits,
-// and fewer than a third of the word's letters.
+// The known word nearest to `word`, if it is a near miss (text.h).
 std::string suggestion(std::string_view word, const std::vector<std::string_view>& known) {
-  std::string best;
-  std::size_t best_d = 3;
-  for (std::string_view k : known) {
-    const std::size_t d = edit_distance(word, k);
-    if (d < best_d && 3 * d <= std::max(word.size(), k.size())) {
-      best_d = d;
-      best = k;
+  return did_you_mean(word, known);
+}
+
+// Where `s` stops being UTF-8 (RFC 3629 section 4: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or npos if it is UTF-8 throughout.
+std::size_t first_non_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = [&](std::size_t j) { return static_cast<unsigned char>(s[j]); };
+    const unsigned char b0 = b(i);
+    std::size_t n = 0;
+    char32_t code = 0, lo = 0;
+    if (b0 < 0x80) n = 1, code = b0;
+    else if (b0 >= 0xC2 && b0 <= 0xDF) n = 2, code = b0 & 0x1F, lo = 0x80;
+    else if (b0 >= 0xE0 && b0 <= 0xEF) n = 3, code = b0 & 0x0F, lo = 0x800;
+    else if (b0 >= 0xF0 && b0 <= 0xF4) n = 4, code = b0 & 0x07, lo = 0x10000;
+    else return i;
+    if (s.size() - i < n) return i;
+    for (std::size_t k = 1; k < n; ++k) {
+      if ((b(i + k) & 0xC0) != 0x80) return i;
+      code = (code << 6) | (b(i + k) & 0x3F);
     }
+    if (code < lo || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return i;
+    i += n;
   }
-  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+  return std::string_view::npos;
 }
 
 std::string join(const std::vector<std::string_view>& words) {
@@ -414,6 +430,18 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
         r.fail(vp, fmt::format("accumulator: unknown '{}'{}; known: {}, or a matrix-unit instruction (lplab mma "
                                "--list)", shown(s), suggestion(s, all), join(plain)));
       }
+      // A block-scaled instruction applies its operands' block scales inside
+      // the dot product (matmul.h's BlockScaledOperand); a spec's operands
+      // are plain values with no scales to give it.
+      if (preset->model.kind == kernels::Accumulator::instruction) {
+        const kernels::MmaInstruction& i =
+            kernels::mma_instructions()[static_cast<std::size_t>(preset->model.instruction)];
+        if (i.scale != kernels::MmaType::none)
+          r.fail(vp, fmt::format("accumulator: {} is block-scaled: it takes block-scaled operands, whose {} scales "
+                                 "it applies inside the dot product, and a spec's matmul operands are plain "
+                                 "values; name an instruction without block scales (lplab mma --list)",
+                                 i.name, kernels::mma_type_info(i.scale).name));
+      }
       model = preset->model;
       has_acc = true;
     } else if (key == "m" || key == "n" || key == "k") {
@@ -573,6 +601,12 @@ Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
       for (const char ch : c.name)
         if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
           r.fail(vp, fmt::format("name: '{}' holds a control character (line break, tab, ...)", shown(c.name)));
+      // Nor bytes that are not UTF-8: the name goes into JSON and JUnit XML,
+      // both UTF-8 text (the message shows the byte, not the text around it).
+      if (const std::size_t at = first_non_utf8(c.name); at != std::string::npos)
+        r.fail(vp, fmt::format("name: byte {} of the name is 0x{:02x}, which is not UTF-8 text; a name is written "
+                               "into JSON and JUnit XML, which are UTF-8",
+                               at + 1, static_cast<unsigned char>(c.name[at])));
     } else if (key == "description") {
       r.text(e.value, vp, "description");
     } else if (std::find(std::begin(kMetrics), std::end(kMetrics), key) != std::end(kMetrics)) {
@@ -749,21 +783,7 @@ Spec parse_spec(std::string_view text, const std::string& name) {
 Spec load_spec(const std::string& path) {
   // A regular file of at most kMaxSpecBytes: not a directory, and not a
   // device or pipe that never ends (/dev/zero).
-  std::error_code ec;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (std::filesystem::is_directory(status))
-    throw UsageError(fmt::format("{}: is a directory, not a spec file", path));
-  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw UsageError(fmt::format("{}: not a regular file (a spec is a YAML or JSON file)", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot read the spec file", path));
-  // At most one byte more than the limit, whatever the file's size says.
-  std::string text(kMaxSpecBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) throw UsageError(fmt::format("{}: cannot read the spec file", path));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxSpecBytes)
-    throw UsageError(fmt::format("{}: larger than {} MiB; a spec is a short text file", path, kMaxSpecBytes >> 20));
+  const std::string text = read_input_file(path, "a YAML or JSON spec file", kMaxSpecBytes);
   Spec spec = parse_spec(text, path);
   // Relative .npy paths: relative to the spec's directory, as a user reads them.
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
@@ -777,6 +797,20 @@ Spec load_spec(const std::string& path) {
     if (auto* v = std::get_if<MatmulCheck>(&c.what)) resolve(v->a_file), resolve(v->b_file);
   }
   return spec;
+}
+
+std::vector<std::string> input_files(const Spec& spec) {
+  std::vector<std::string> out;
+  auto add = [&](const InputSource& s) {
+    if (!s.path.empty() && std::find(out.begin(), out.end(), s.path) == out.end()) out.push_back(s.path);
+  };
+  for (const Check& c : spec.checks) {
+    if (const auto* q = std::get_if<QuantizeCheck>(&c.what)) add(q->input);
+    if (const auto* v = std::get_if<ConvertCheck>(&c.what)) add(v->input);
+    if (const auto* v = std::get_if<CompareCheck>(&c.what)) add(v->actual), add(v->expected);
+    if (const auto* v = std::get_if<MatmulCheck>(&c.what)) add(v->a_file), add(v->b_file);
+  }
+  return out;
 }
 
 }  // namespace lplab::experiments

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "lplab/experiments/npy.h"
@@ -17,6 +18,7 @@
 #include "lplab/experiments/spec.h"
 #include "lplab/experiments/text.h"
 #include "lplab/kernels/matmul.h"
+#include "lplab/kernels/mma.h"
 #include "lplab/kernels/random.h"
 #include "sampling.h"
 #include "scaled.h"
@@ -160,6 +162,26 @@ std::size_t quantize_row(const QuantizeCheck& q, const std::vector<std::size_t>&
   return shape.size() >= 2 && shape.back() != 0 ? shape.back() : std::max<std::size_t>(count, 1);
 }
 
+// A block scheme's block size (kernels/scaling.h), 0 for the other kinds.
+int block_size(std::string_view scheme) {
+#define LPLAB_SCHEME_BLOCK(s) \
+  if (scheme == #s) return k::s.block_size;
+  LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_BLOCK)
+#undef LPLAB_SCHEME_BLOCK
+  return 0;
+}
+
+// How many values a block scheme quantizes once every row of `row` values
+// is padded to whole blocks, as run_quantize pads them: the input's count
+// where no row is (one row, or rows of whole blocks).
+std::size_t padded_count(const QuantizeCheck& q, std::size_t row, std::size_t count) {
+  const auto b = static_cast<std::size_t>(block_size(q.scheme));
+  if (b == 0 || row >= count || row % b == 0) return count;
+  const auto whole = [b](std::size_t n) { return (n + b - 1) / b * b; };
+  const std::size_t full_rows = count / row, rest = count % row;
+  return full_rows * whole(row) + whole(rest);
+}
+
 // A matmul check's operands and sizes as it runs: the files' formats and
 // shapes resolved in step 1.
 struct MatmulPlan {
@@ -173,12 +195,42 @@ k::MatmulOptions matmul_options(const MatmulCheck& c) {
   return {.accumulator = c.accumulator, .round = c.round, .seed = c.seed, .threads = 0};
 }
 
+// A matrix-unit instruction reads only values of its operand types
+// (mma.h): the kernel refuses any other value it meets, which for a drawn
+// operand depends on the seed. So every value of the operand's format --
+// at most 2^16 codes (matmul_operand_problem) -- must be one of the type's;
+// else the error names the one nearest 1 in magnitude that is not.
+std::string instruction_operand_problem(const k::MmaInstruction& i, k::MmaType type, const FormatEntry& f,
+                                        std::string_view which) {
+  const std::uint64_t codes = std::uint64_t{1} << f.info.bits;
+  std::uint64_t example = 0;
+  double distance = -1;  // |log2 |v|| of the example; -1: every value is held
+  for (std::uint64_t code = 0; code < codes; ++code) {
+    const double v = f.to_double(code);
+    if (k::mma_holds(type, v)) continue;
+    const double d = std::isfinite(v) && v != 0 ? std::abs(std::log2(std::abs(v))) : HUGE_VAL;
+    if (distance < 0 || d < distance) example = code, distance = d;
+  }
+  if (distance < 0) return {};
+  const std::string_view same = k::mma_format_name(type);
+  return fmt::format("{} takes {} operands, and {} is {}, whose value {} is not one{}", i.name,
+                     k::mma_type_info(type).name, which, f.name, f.to_text(example),
+                     same.empty() ? "" : fmt::format(" ({} is a format it takes)", same));
+}
+
 // The kernels' own check of a matmul check's accumulator for its operands
-// (e.g. bf16_dot2 takes only operands exact in bf16), in step 1.
+// (e.g. bf16_dot2 takes only operands exact in bf16), and an instruction's
+// operand types, in step 1.
 void validate_matmul(const MatmulCheck& c, const MatmulPlan& p) {
   if (const k::AccumulatorProblem e = k::accumulator_problem(c.accumulator, operand_range(*p.a), operand_range(*p.b),
                                                              output_precision(*c.output), c.round))
     throw UsageError("matmul: " + e.message);
+  if (c.accumulator.kind == k::Accumulator::instruction) {
+    const k::MmaInstruction& i = k::mma_instructions()[static_cast<std::size_t>(c.accumulator.instruction)];
+    for (const auto& [type, f, which] : {std::tuple{i.a, p.a, "a"}, std::tuple{i.b, p.b, "b"}})
+      if (const std::string e = instruction_operand_problem(i, type, *f, which); !e.empty())
+        throw UsageError("matmul: " + e);
+  }
 }
 
 // An operand file's format: the one the check names, else the file's own
@@ -248,8 +300,10 @@ double plan(const Check& c, Inputs& inputs, const Spec& spec, MatmulPlan& matmul
                       "and this input is one row of {}: give a 2-D input (steps x values) or row_length",
                       c.name, q->scheme, in.count)));
     // The input and its round trip as float, their copies as double, and
-    // the scheme's elements and scales (at most 8 bytes an element).
-    return 32.0 * static_cast<double>(in.count);
+    // the scheme's elements and scales (at most 8 bytes an element); rows
+    // padded to whole blocks, their round trip and elements besides.
+    const std::size_t padded = padded_count(*q, row, in.count);
+    return 32.0 * static_cast<double>(in.count) + (padded > in.count ? 24.0 * static_cast<double>(padded) : 0.0);
   }
   if (const auto* v = std::get_if<ConvertCheck>(&c.what)) {
     // Actual and expected as double, and an overflow flag per element.
@@ -325,10 +379,31 @@ ComparedArrays run_quantize(const QuantizeCheck& c, const Loaded& in, std::strin
   // The schemes take float32: the input rounded to nearest-even into it.
   const std::vector<float> x = sampling::to_float(in.values);
   const std::size_t row = quantize_row(c, in.shape, x.size());
-  const scaled::RoundTrip r = scaled::round_trip(c.scheme, x, row);
   ComparedArrays s;
   s.expected.assign(x.begin(), x.end());
-  s.actual.assign(r.y.begin(), r.y.end());
+  const std::size_t padded = padded_count(c, row, x.size());
+  if (padded == x.size()) {
+    const scaled::RoundTrip r = scaled::round_trip(c.scheme, x, row);
+    s.actual.assign(r.y.begin(), r.y.end());
+  } else {
+    // Blocks restart at each row, as in a GEMM's K-major operand: a row of L
+    // values is ceil(L / B) blocks, the last one short. The kernels block the
+    // array they are given, so each row is padded with +0 to whole blocks and
+    // the padding dropped after the round trip: a zero changes no block's
+    // amax nor the tensor's (NVFP4's second-level scale), so every value is
+    // scaled exactly as in its row's own, shorter block.
+    const auto b = static_cast<std::size_t>(block_size(c.scheme));
+    const std::size_t stride = (row + b - 1) / b * b;
+    std::vector<float> xp(padded, 0.0f);
+    for (std::size_t first = 0, at = 0; first < x.size(); first += row, at += stride)
+      std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(first), std::min(row, x.size() - first),
+                  xp.begin() + static_cast<std::ptrdiff_t>(at));
+    const scaled::RoundTrip r = scaled::round_trip(c.scheme, xp, stride);
+    s.actual.resize(x.size());
+    for (std::size_t first = 0, at = 0; first < x.size(); first += row, at += stride)
+      std::copy_n(r.y.begin() + static_cast<std::ptrdiff_t>(at), std::min(row, x.size() - first),
+                  s.actual.begin() + static_cast<std::ptrdiff_t>(first));
+  }
   context = row < x.size() ? fmt::format("{} of {}, rows of {}", c.scheme, in.what, row)
                            : fmt::format("{} of {}", c.scheme, in.what);
   return s;

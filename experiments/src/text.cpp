@@ -1,7 +1,10 @@
 #include "lplab/experiments/text.h"
 
+#include "lplab/kernels/nearest_names.h"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -25,6 +28,23 @@ std::string py_repr(double v) {
   std::string s = fmt::format("{}", v);
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known) {
+  std::string_view best;
+  std::size_t best_d = 3;
+  for (std::string_view k : known) {
+    const std::size_t d = kernels::edit_distance(word, k);
+    if (d < best_d && 3 * d <= std::max(word.size(), k.size())) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& known) {
+  return did_you_mean(word, std::vector<std::string_view>(known.begin(), known.end()));
 }
 
 std::string shown(std::string_view s) {

@@ -433,7 +433,9 @@ HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
   }
   if constexpr (D.is_signed) r = hn::Or(r, sign_field);
 
-  auto underflow = hn::And(is_finite_nz, hn::Lt(code, hn::Set(du, 1u << M)));
+  // Underflow: tiny (a subnormal or zero result) and inexact (round.h step 4;
+  // IEEE 754-2019 7.5): an exact subnormal result raises nothing.
+  auto underflow = hn::And(hn::And(is_finite_nz, hn::Lt(code, hn::Set(du, 1u << M))), hn::Ne(dropped, hn::Zero(du)));
   // An fn format's IEEE overflow is NaN, and invalid; the directed
   // roundings that point back to zero give max instead (pack_overflow).
   auto invalid = none;

@@ -92,19 +92,18 @@ void float_to_float(const float* in, float* out, std::size_t n) {
   }
 }
 
-// Into float every value is exact. Only two things remain of the policies and
+// Into float every value is exact. Only one thing remains of the policies and
 // flags (round.h): an infinity under Overflow::saturate becomes +-max,
-// raising overflow and inexact (pack_infinity), and a subnormal result raises
-// underflow, exact or not (IEEE 754-2019 7.5 with the core's tininess rule).
+// raising overflow and inexact (pack_infinity). A subnormal result is exact,
+// so it raises no underflow (IEEE 754-2019 7.5: tiny and inexact).
 void finish_float_results(float* out, std::size_t n, Overflow o, FlagCounts* stats) {
-  if (o != Overflow::saturate && stats == nullptr) return;
-  std::uint64_t saturated = 0, subnormal = 0;
+  if (o != Overflow::saturate) return;
+  std::uint64_t saturated = 0;
   for (std::size_t i = 0; i < n; ++i) {
     std::uint32_t b;
     std::memcpy(&b, out + i, 4);
     const std::uint32_t mag = b & 0x7FFFFFFFu;
-    subnormal += mag != 0 && mag < 0x00800000u;
-    if (o == Overflow::saturate && mag == 0x7F800000u) {
+    if (mag == 0x7F800000u) {
       b -= 1;  // 0x7F800000 -> 0x7F7FFFFF, the largest finite magnitude; the sign stays
       std::memcpy(out + i, &b, 4);
       ++saturated;
@@ -113,7 +112,6 @@ void finish_float_results(float* out, std::size_t n, Overflow o, FlagCounts* sta
   if (stats != nullptr) {
     stats->overflow += saturated;
     stats->inexact += saturated;
-    stats->underflow += subnormal;
   }
 }
 

@@ -491,7 +491,7 @@ std::vector<std::string_view> closest_mma_instructions(std::string_view name, st
 }
 
 double mma_chain(const MmaInstruction& i, std::span<const double> a, std::span<const double> b, double c,
-                 std::span<const double> sa, std::span<const double> sb, MmaTrace* trace) {
+                 std::span<const double> sa, std::span<const double> sb, std::vector<MmaStepTrace>* steps) {
   const std::size_t k = static_cast<std::size_t>(i.k);
   if (a.size() != b.size() || a.size() % k != 0)
     throw std::invalid_argument("mma_chain: a and b need the same length, a multiple of k = " + std::to_string(k));
@@ -499,7 +499,28 @@ double mma_chain(const MmaInstruction& i, std::span<const double> a, std::span<c
   if (blk != 0 && (sa.size() != a.size() / blk || sb.size() != a.size() / blk))
     throw std::invalid_argument("mma_chain: " + i.name + " takes one scale per " + std::to_string(blk) +
                                 " elements of a and of b");
-  return mma::chain(i.model, a.data(), b.data(), a.size(), c, sa.data(), sb.data(), 0, trace);
+  const double d = mma::chain(i.model, a.data(), b.data(), a.size(), c, sa.data(), sb.data(), 0, nullptr);
+  if (steps == nullptr) return d;
+  // Every step: the chain again, one instruction at a time (an MmaTrace
+  // holds k / L <= MmaTrace::kCapacity steps of one), as mma::chain links
+  // them: C in the instruction's C type first, in D's after.
+  steps->clear();
+  double link = c;
+  for (std::size_t first = 0; first < a.size(); first += k) {
+    MmaTrace one;
+    link = mma::instruction(i.model, a.data() + first, b.data() + first, link,
+                            first == 0 ? i.model.emin_c : i.model.emin_d, blk ? sa.data() + first / blk : nullptr,
+                            blk ? sb.data() + first / blk : nullptr, &one);
+    if (one.total != one.steps) throw std::logic_error("mma_chain: " + i.name + " has more steps than a trace holds");
+    for (int s = 0; s < one.steps; ++s) {
+      steps->push_back(one.step[s]);
+      steps->back().first += static_cast<int>(first);
+    }
+  }
+  // The same arithmetic as mma::chain's, so the same D (NaN's bits aside).
+  if (!(link == d || (link != link && d != d)))
+    throw std::logic_error("mma_chain: " + i.name + "'s traced chain ends at a D of its own");
+  return d;
 }
 
 const char* mma_algorithm_name(MmaAlgorithm a) {

@@ -63,7 +63,9 @@ def convert(x: Any, to: str, *, round: str = "nearest_even", overflow: str = "ie
     or stochastic (element i takes the random bits of (seed, i), as the C++
     kernels do); overflow: ieee or saturate. Returns an :class:`Array` (a
     numpy float32 array for ``to="float32"``), and with ``flags=True`` also
-    the counts of elements that raised each IEEE flag::
+    the counts of elements that raised each IEEE flag (underflow: a tiny
+    result that is also inexact, IEEE 754-2019 7.5, so an exact subnormal
+    raises none)::
 
         y, f = lplab.convert(x, "e4m3", flags=True)   # f["overflow"], f["inexact"], ...
 

@@ -144,7 +144,8 @@ void bind_convert(nb::module_& m) {
         nb::arg("x"), nb::arg("x_format"), nb::arg("out"), nb::arg("to"), nb::arg("round"), nb::arg("overflow"),
         nb::arg("seed"), nb::arg("flags"), nb::arg("threads"),
         "Rounds every element of x into `to`, written to out (C-contiguous, x's shape, the codes' dtype): the "
-        "flag counts, or None.");
+        "flag counts, or None. Underflow counts tiny results that are also inexact (IEEE 754-2019 7.5): an "
+        "exact subnormal raises none.");
   m.def("decode",
         [](const InArray& x, const std::string& x_format, bool float64) {
           const Operand in = operand(x, x_format, "x");

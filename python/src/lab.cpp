@@ -242,7 +242,11 @@ void bind_lab(nb::module_& m) {
   m.def("regress_spec",
         [](const std::string& spec_path, const std::string& junit) {
           const experiments::Spec spec = experiments::load_spec(spec_path);
-          if (!junit.empty()) experiments::check_output_file("junit", junit);
+          if (!junit.empty()) {  // never the spec or one of its inputs
+            std::vector<std::string> inputs = experiments::input_files(spec);
+            inputs.push_back(spec_path);
+            experiments::check_output_file("junit", junit, inputs);
+          }
           std::vector<experiments::CheckResult> results;
           {
             InterruptScope interrupts;

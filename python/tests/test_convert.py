@@ -140,6 +140,37 @@ def test_flags_count_each_event():
     assert f["invalid"] == 1  # FP4 has no NaN
 
 
+@pytest.mark.parametrize("round", ROUNDINGS)
+def test_underflow_is_tiny_and_inexact(round):
+    # IEEE 754-2019 7.5 (default handling): underflow only where the result is
+    # tiny and inexact. Exact subnormal results and zeros raise no flag, in the
+    # bulk kernels (float32 in), the scalar core (float64 in) and a declared format.
+    none = {"inexact": 0, "underflow": 0, "overflow": 0, "invalid": 0}
+    exact = {"float16": [2.0 ** -24, -2.0 ** -24, 1023 * 2.0 ** -24, 0.0, -0.0],
+             "float8_e4m3fn": [2.0 ** -9, -7 * 2.0 ** -9, 0.0],
+             "float8_e5m2": [2.0 ** -16, -3 * 2.0 ** -16],
+             "float8_e8m0fnu": [2.0 ** -127],
+             "e3m3:bias=3:fn": [2.0 ** -5, -3 * 2.0 ** -5]}
+    for fmt, values in exact.items():
+        for dtype in (np.float32, np.float64):
+            x = np.array(values * 37, dtype)  # whole vectors and a tail
+            y, f = lplab.convert(x, fmt, round=round, flags=True)
+            assert f == none, (fmt, dtype)
+            assert lplab.decode(y, dtype=np.float64).tolist() == x.astype(np.float64).tolist()
+    # Tiny and inexact: 3 * 2^-26 is 0.75 of float16's smallest subnormal;
+    # below 2^-127, E8M0 rounds or clamps up to 2^-127.
+    for fmt, v in [("float16", 3 * 2.0 ** -26), ("float8_e4m3fn", 1.25 * 2.0 ** -9), ("float8_e8m0fnu", 2.0 ** -130)]:
+        _, f = lplab.convert(np.full(37, v, np.float32), fmt, round=round, flags=True)
+        assert f == {"inexact": 37, "underflow": 37, "overflow": 0, "invalid": 0}, fmt
+
+
+def test_rounding_up_to_the_smallest_normal_is_not_tiny():
+    _, f = lplab.convert(np.full(37, 2.0 ** -14 - 2.0 ** -26, np.float32), "float16", flags=True)
+    assert f == {"inexact": 37, "underflow": 0, "overflow": 0, "invalid": 0}
+    _, f = lplab.convert(np.full(37, 2.0 ** -14 - 2.0 ** -26, np.float32), "float16", round="toward_zero", flags=True)
+    assert f == {"inexact": 37, "underflow": 37, "overflow": 0, "invalid": 0}
+
+
 def test_policies_change_the_result():
     x = np.array([465.0, 1.0 + 2.0 ** -4, -(1.0 + 2.0 ** -4)], np.float32)
     assert np.isnan(lplab.convert(x, "e4m3").numpy()[0])

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/text.h"
 
 namespace lx = lplab::experiments;
 
@@ -37,6 +38,13 @@ double value(const lx::Table& t, const std::map<std::string, std::string>& keys,
     if (match) return lx::cell_number(r.cells[t.column(col)]);
   }
   throw std::runtime_error("no matching row in " + t.id);
+}
+
+// The text in column `col` of the row of device `device`.
+std::string text_of(const lx::Table& t, const std::string& device, const std::string& col) {
+  for (const lx::Row& r : t.rows)
+    if (std::get<std::string>(r.cells[t.column("device")]) == device) return std::get<std::string>(r.cells[t.column(col)]);
+  throw std::runtime_error("no row of " + device + " in " + t.id);
 }
 
 }  // namespace
@@ -106,4 +114,38 @@ TEST(Accounting, MfuOfAMeasuredTime) {
   EXPECT_DOUBLE_EQ(value(t, {{"device", "h100_sxm"}}, "achieved_tflops"), 439.8046511104);
   // An A100 has no FP8 units: fp8 work runs at its bf16 rate.
   EXPECT_DOUBLE_EQ(value(t, {{"device", "a100_sxm"}}, "peak_tflops"), 312);
+}
+
+// The device named times the model's passes: one without a unit for the
+// dtype is refused (an A100 has no FP8 units; its bf16 rate was labelled
+// fp8 before).
+TEST(Accounting, RefusesADtypeTheNamedDeviceLacks) {
+  try {
+    run_accounting({{"device", "a100_sxm"}, {"dtype", "fp8"}});
+    FAIL() << "a100_sxm with dtype=fp8 was accepted";
+  } catch (const lx::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "accounting: a100_sxm has no fp8 unit (it would run fp8 at its bf16 rate); give dtype=bf16 or a device "
+              "with one: h100_sxm, h200_sxm, b200");
+  }
+  EXPECT_THROW(run_accounting({{"dtype", "fp4"}}), lx::UsageError);  // h100_sxm: no FP4 units
+  EXPECT_NO_THROW(run_accounting({{"device", "b200"}, {"dtype", "fp4"}}));
+}
+
+// The tables over every device say, in the row, which unit's peak counts a
+// dtype the device has no unit for.
+TEST(Accounting, RowsNameTheUnitSubstituted) {
+  const auto fp8 = run_accounting({{"dtype", "fp8"}});
+  const lx::Table& budget = table(fp8, "accounting_budget");
+  EXPECT_EQ(text_of(budget, "a100_sxm", "peak"), "bf16_dense (no fp8 unit)");
+  EXPECT_EQ(text_of(budget, "h100_sxm", "peak"), "fp8_dense");
+  const lx::Table& mfu = table(fp8, "accounting_mfu");
+  EXPECT_EQ(text_of(mfu, "a100_sxm", "dtype"), "fp8 (at bf16 rate: no fp8 unit)");
+  EXPECT_EQ(text_of(mfu, "b200", "dtype"), "fp8");
+  const auto fp4 = run_accounting({{"device", "b200"}, {"dtype", "fp4"}});
+  const lx::Table& budget4 = table(fp4, "accounting_budget");
+  EXPECT_EQ(text_of(budget4, "h100_sxm", "peak"), "fp8_dense (no fp4 unit)");
+  EXPECT_EQ(text_of(budget4, "a100_sxm", "peak"), "bf16_dense (no fp4 unit)");
+  EXPECT_EQ(text_of(budget4, "b200", "peak"), "fp4_dense");
+  EXPECT_DOUBLE_EQ(value(budget4, {{"budget", "gpt3"}, {"device", "h100_sxm"}}, "peak_tflops"), 1979);
 }

@@ -210,8 +210,19 @@ TEST(Registry, UnknownExperimentDtypeAndParameterAreRefusedBeforeWork) {
   }
 }
 
+// This lplab's version, as a run's record carries it.
+std::string record_version() {
+  lx::RunRequest request;
+  request.experiment = "footprint";
+  const lx::PreparedRun run = lx::prepare(request);
+  lx::RunResult result;
+  result.run = &run;
+  return lx::run_record(result).at("lplab_version").get<std::string>();
+}
+
 TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
-  auto record = [](std::uint32_t index, std::uint32_t count, std::vector<std::uint64_t> grids) {
+  const std::string version = record_version();
+  auto record = [&](std::uint32_t index, std::uint32_t count, std::vector<std::uint64_t> grids) {
     lx::Table t;
     t.id = "t";
     t.title = "t";
@@ -219,6 +230,7 @@ TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
     for (std::uint64_t g : grids) t.add(g, {static_cast<std::int64_t>(g)});
     nlohmann::ordered_json j;
     j["lplab"] = "run";
+    j["lplab_version"] = version;
     j["experiment"] = "x";
     j["params"] = {{"n", "1"}};
     j["dtypes"] = nlohmann::ordered_json::array();
@@ -255,6 +267,65 @@ TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
   auto renamed = record(1, 2, {1});
   renamed["tables"][0]["columns"][0]["name"] = "h";
   refused(renamed, "b: table t has the columns (h) where a has (g)");
+
+  // Each shard's structure is checked before anything is joined. Each of
+  // these merged before (rows silently missing, a shard index read as 1 or
+  // 2^64 - 1, a grid point -1 taken as 2^64 - 1).
+  auto no_tables = record(1, 2, {1, 3});
+  no_tables["tables"] = nlohmann::ordered_json::array();
+  refused(no_tables, "b: no tables");
+  auto tables_object = record(1, 2, {1, 3});
+  tables_object["tables"] = nlohmann::ordered_json::object();
+  refused(tables_object, "b: 'tables' is not a list of tables");
+  auto other_version = record(1, 2, {1, 3});
+  other_version["lplab_version"] = "0.0.1";
+  refused(other_version, "b: made by lplab 0.0.1; this is lplab " + version);
+  auto no_version = record(1, 2, {1, 3});
+  no_version.erase("lplab_version");
+  refused(no_version, "b: not the JSON output of 'lplab run' (no 'lplab_version')");
+  auto fractional = record(1, 2, {1, 3});
+  fractional["shard"]["index"] = 1.5;
+  refused(fractional, "b: malformed 'shard' {\"index\":1.5,\"count\":2}");
+  auto negative = record(1, 2, {1, 3});
+  negative["shard"]["index"] = -1;
+  refused(negative, "b: malformed 'shard' {\"index\":-1,\"count\":2}");
+  auto whole_float = record(1, 2, {1, 3});
+  whole_float["shard"]["count"] = 2.0;
+  refused(whole_float, "b: malformed 'shard'");
+  auto zero_count = record(0, 2, {0});
+  zero_count["shard"] = {{"index", 0}, {"count", 0}};
+  try {
+    lx::merge_records({zero_count}, {"z"});
+    ADD_FAILURE() << "merged a shard of a run in 0 shards";
+  } catch (const lx::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("z: malformed 'shard'"), std::string::npos) << e.what();
+  }
+  auto no_rows = record(1, 2, {1, 3});
+  no_rows["tables"][0].erase("rows");
+  refused(no_rows, "b: table t has no 'rows'");
+  auto negative_grid = record(1, 2, {1, 3});
+  negative_grid["tables"][0]["grid"][0] = -1;
+  refused(negative_grid, "b: table t: grid point -1 is not a whole number >= 0");
+  // A shard without one of the run's tables: its rows of that table would
+  // be missing from the merge.
+  auto two_tables = record(0, 2, {0, 2});
+  auto second = two_tables["tables"][0];
+  second["id"] = "u";
+  two_tables["tables"].push_back(second);
+  try {
+    lx::merge_records({two_tables, record(1, 2, {1, 3})}, {"a", "b"});
+    ADD_FAILURE() << "merged a shard without table u";
+  } catch (const lx::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("b: its tables (t) are not those of a (t, u)"), std::string::npos)
+        << e.what();
+  }
+  // The damaged file is named wherever it comes in the list.
+  try {
+    lx::merge_records({record(0, 2, {0, 2}), record(1, 2, {1}), no_tables}, {"a", "b", "c"});
+    ADD_FAILURE() << "merged a damaged third file";
+  } catch (const lx::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("c: no tables"), std::string::npos) << e.what();
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -477,5 +548,5 @@ TEST(Files, AtomicWriteReplacesWholeFile) {
   std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_EQ(s, "second\n");
   fs::remove(p);
-  EXPECT_THROW(lx::write_file_atomic("/nonexistent-dir/x.txt", "x"), lx::UsageError);
+  EXPECT_THROW(lx::write_file_atomic("/nonexistent-dir/x.txt", "x"), lx::WriteError);
 }

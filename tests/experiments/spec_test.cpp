@@ -291,6 +291,19 @@ TEST(Spec, names_are_one_line) {
   EXPECT_EQ(error_of("checks:\n  - name: \"caf\u00e9 <1>\"" + rest), "");
 }
 
+// A name goes into JSON and JUnit XML, UTF-8 both: bytes that are not UTF-8
+// are refused when the spec is read (`--output json` failed after every
+// check had run, with nlohmann's exception as an internal error).
+TEST(Spec, names_are_utf8) {
+  const std::string rest = "\n    compare: {actual: a.npy, expected: b.npy}\n    max_abs_err: 1\n";
+  const std::string why = ", which is not UTF-8 text; a name is written into JSON and JUnit XML, which are UTF-8";
+  EXPECT_EQ(error_of("checks:\n  - name: ab\xff" + rest), "s.yaml:2:11: name: byte 3 of the name is 0xff" + why);
+  EXPECT_EQ(error_of("checks:\n  - name: x\xc0\xaf" + rest), "s.yaml:2:11: name: byte 2 of the name is 0xc0" + why);
+  EXPECT_EQ(error_of("checks:\n  - name: x\xed\xa0\x80" + rest), "s.yaml:2:11: name: byte 2 of the name is 0xed" + why);
+  EXPECT_EQ(error_of("checks:\n  - name: caf\xc3" + rest), "s.yaml:2:11: name: byte 4 of the name is 0xc3" + why);
+  EXPECT_EQ(error_of("checks:\n  - name: caf\xc3\xa9 \xf0\x9f\x98\x80 \xef\xbf\xbe" + rest), "");
+}
+
 TEST(Spec, assert_close_boundary_is_inclusive) {
   // allowance 0.25 + 0.5 * |1| = 0.75 (exact in binary): 1.75 passes, the
   // next double above fails.
@@ -548,14 +561,16 @@ TEST_F(SpecFiles, the_spec_file_is_a_bounded_regular_file) {
     }
     return std::string();
   };
-  EXPECT_EQ(message(dir_.string()), dir_.string() + ": is a directory, not a spec file");
-  EXPECT_EQ(message("/dev/zero"), "/dev/zero: not a regular file (a spec is a YAML or JSON file)");
+  EXPECT_EQ(message(dir_.string()), dir_.string() + ": is a directory, not a YAML or JSON spec file");
+  EXPECT_EQ(message("/dev/zero"),
+            "/dev/zero: a character device, not a regular file (expected a YAML or JSON spec file)");
+  EXPECT_EQ(message((dir_ / "absent.yaml").string()), (dir_ / "absent.yaml").string() + ": no such file");
   // 16 MiB of comment and a check: one byte too many.
   const std::string check = "checks:\n  - name: c\n    compare: {actual: a.npy, expected: b.npy}\n    max_abs_err: 1\n";
   std::string big(std::size_t{16} << 20, '#');
   big.back() = '\n';
   const std::string path = write_spec(big + check);
-  EXPECT_EQ(message(path), path + ": larger than 16 MiB; a spec is a short text file");
+  EXPECT_EQ(message(path), path + ": larger than 16 MiB, too large for a YAML or JSON spec file");
   EXPECT_EQ(message(write_spec(check)), "");
 }
 
@@ -756,6 +771,54 @@ TEST_F(SpecFiles, quantize_reads_rows_for_tiles_and_delayed_steps) {
   }
 }
 
+// A block scheme's blocks restart at each row (a GEMM's K-major operand):
+// a row of 40 values is two MXFP8 blocks, of 32 and 8, and a row of 24 two
+// NVFP4 blocks, of 16 and 8. Each row's values are exact in its own blocks;
+// a block running on into the next row would take that row's amax -- 1024
+// or 6 against values of 2^-7 or 1/32 -- and round them away.
+TEST_F(SpecFiles, quantize_blocks_do_not_cross_rows) {
+  // MXFP8 (E4M3, E8M0 scale 2^(floor(log2 amax) - 8)): rows of 40, the last
+  // one short (20 values).
+  std::vector<double> mx(100, 1.0);
+  mx[32] = 1024.0;  // row 0's second block: scale 2^2, 1 -> 0.25 and 1024 -> 256
+  for (std::size_t i = 40; i < 80; ++i) mx[i] = 0x1p-7 * (1 + static_cast<double>(i % 7) / 8);  // 256..448 x 2^-15
+  mx[80] = 1024.0;  // the short last row: one block of 20, scale 2^2
+  write_npy("mx.npy", mx);
+  write_raw("mx2d.npy", "<f8", "2, 40", std::string(reinterpret_cast<const char*>(mx.data()), 80 * 8));
+  // NVFP4 (E2M1, E4M3 block scale, tensor amax 6: s_enc 448): rows of 24.
+  std::vector<double> nv(48, 3.0);
+  nv[0] = nv[16] = 6.0;  // row 0: blocks of amax 6, scale 448
+  for (std::size_t i = 24; i < 48; ++i) nv[i] = i == 24 || i == 40 ? 0.375 : 1.0 / 32;  // amax 0.375: scale 28
+  write_npy("nv.npy", nv);
+  const Spec spec = load_spec(write_spec(R"(checks:
+  - name: mxfp8_rows
+    quantize: {scheme: mxfp8_e4m3, input: mx.npy, row_length: 40}
+    max_abs_err: 0
+  - name: mxfp8_2d
+    quantize: {scheme: mxfp8_e4m3, input: mx2d.npy}
+    max_abs_err: 0
+  - name: nvfp4_rows
+    quantize: {scheme: nvfp4, input: nv.npy, row_length: 24}
+    max_abs_err: 0
+  - name: mxfp8_flat
+    quantize: {scheme: mxfp8_e4m3, input: mx.npy}
+    max_abs_err: 0
+  - name: nvfp4_flat
+    quantize: {scheme: nvfp4, input: nv.npy}
+    max_abs_err: 0
+)"));
+  const std::vector<CheckResult> r = run_spec(spec);
+  EXPECT_EQ(r[0].measured, 0.0) << r[0].detail;
+  EXPECT_NE(r[0].context.find("rows of 40"), std::string::npos) << r[0].context;
+  EXPECT_EQ(r[1].measured, 0.0) << r[1].detail;
+  EXPECT_EQ(r[2].measured, 0.0) << r[2].detail;
+  // One row: the blocks run on, and the small values share a block with
+  // 1024 (scale 4: 2^-7 x 1.375 / 4 rounds to a multiple of E4M3's 2^-9) or
+  // with 6 (scale 1: 0.375 rounds to E2M1's 0.5).
+  EXPECT_GT(r[3].measured, 0.0);
+  EXPECT_EQ(r[4].measured, 0.125);
+}
+
 TEST(SpecRun, matmul_check_reproduces_the_experiment) {
   // bf16 output of the fp64 accumulator is the exact sum rounded once: the
   // relative error is below bf16's unit roundoff 2^-8, and not zero.
@@ -837,6 +900,40 @@ TEST(SpecRun, accumulators_are_presets_checked_by_the_kernels_rule) {
             "passed: ");
   const std::string unknown = "s.yaml:3:36: accumulator: unknown 'hopper_wgmm_fp8' (did you mean";
   EXPECT_EQ(starts("a: e4m3, accumulator: hopper_wgmm_fp8, k: 64, seed: 1", unknown), unknown);
+}
+
+// A matrix-unit instruction as a spec's accumulator: its operand types and
+// its block scales are checked before any check runs (they reached the
+// kernel, which threw: "internal error", exit status 3).
+TEST(SpecRun, instruction_accumulators_take_their_own_operands) {
+  auto outcome = [](const std::string& matmul) {
+    try {
+      const Spec s = parse_spec("checks:\n  - name: m\n    matmul: {" + matmul + "}\n    max_rel_err: 1\n", "s.yaml");
+      const std::vector<CheckResult> r = run_spec(s);
+      return std::string(r.at(0).passed ? "passed: " : "failed: ") + r.at(0).context;
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::string wgmma = "hopper.wgmma.f32.e4m3.e4m3";
+  const std::string e4m3 = "passed: float8_e4m3fn x float8_e4m3fn -> float32, " + wgmma + ",";
+  EXPECT_EQ(outcome("a: e4m3, accumulator: " + wgmma + ", k: 64, seed: 1").substr(0, e4m3.size()), e4m3);
+  // E2M1's values are all E4M3 values: taken.
+  EXPECT_EQ(outcome("a: e2m1, b: e4m3, accumulator: " + wgmma + ", k: 64, seed: 1").substr(0, 8), "passed: ");
+  // bf16 has values E4M3 lacks; the one nearest 1 is named.
+  EXPECT_EQ(outcome("a: bf16, accumulator: " + wgmma + ", k: 64, seed: 1"),
+            "s.yaml:2:5: check 'm': matmul: " + wgmma + " takes e4m3 operands, and a is bfloat16, whose value "
+            "0.99609375 is not one (float8_e4m3fn is a format it takes)");
+  EXPECT_EQ(outcome("a: e4m3, b: e5m2, accumulator: " + wgmma + ", k: 64, seed: 1"),
+            "s.yaml:2:5: check 'm': matmul: " + wgmma + " takes e4m3 operands, and b is float8_e5m2, whose value "
+            "0.0068359375 is not one (float8_e4m3fn is a format it takes)");  // 7 x 2^-10: E4M3's grid there is 2^-9
+  // A block-scaled instruction applies block scales a spec's operands do
+  // not have: refused where the accumulator is named.
+  const std::string scaled = "rtx_blackwell.mma.m16n8k32.mxf8f6f4.block32.f32.e2m1.e2m1.f32.ue8m0";
+  EXPECT_EQ(outcome("a: e2m1, accumulator: " + scaled + ", k: 64, seed: 1"),
+            "s.yaml:3:36: accumulator: " + scaled + " is block-scaled: it takes block-scaled operands, whose ue8m0 "
+            "scales it applies inside the dot product, and a spec's matmul operands are plain values; name an "
+            "instruction without block scales (lplab mma --list)");
 }
 
 TEST(Junit, well_formed_and_escaped) {

@@ -100,13 +100,115 @@ TEST(Golden, flags) {
   EXPECT_TRUE(f.underflow() && f.inexact() && !f.overflow());
   f.clear();
   convert<float16>(5.9604645e-8f, Round::nearest_even, Overflow::ieee, &f);  // exact subnormal
-  EXPECT_TRUE(f.underflow() && !f.inexact());
+  EXPECT_FALSE(f.any());  // tiny but exact: no underflow (IEEE 754-2019 7.5)
   f.clear();
   convert<float4_e2m1fn>(NAN, Round::nearest_even, Overflow::ieee, &f);
   EXPECT_TRUE(f.invalid());
   f.clear();
   convert<float8_e8m0fnu>(-1.0f, Round::nearest_even, Overflow::ieee, &f);
   EXPECT_TRUE(f.invalid());
+}
+
+// Underflow under default exception handling (IEEE 754-2019 7.5): raised
+// when the result is tiny and inexact, as SoftFloat and x86 (MXCSR, underflow
+// masked) do. An exact subnormal result raises nothing, under every rounding.
+template <class T, class X>
+Flags flags_of(X x, Round r = Round::nearest_even, std::uint64_t* bits = nullptr) {
+  Flags f;
+  const T y = convert<T>(x, r, Overflow::ieee, &f, 0x9E3779B9u);
+  if (bits != nullptr) *bits = y.bits();
+  return f;
+}
+
+TEST(Golden, underflow_is_tiny_and_inexact) {
+  constexpr Round kAll[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero,
+                            Round::upward,       Round::downward,     Round::stochastic};
+  std::uint64_t bits = 0;
+  for (Round r : kAll) {
+    SCOPED_TRACE(round_name(r));
+    // Exact subnormal results, from float and from double: no flag at all.
+    EXPECT_FALSE(flags_of<float16>(0x1p-24f, r, &bits).any());
+    EXPECT_EQ(bits, 0x0001u);
+    EXPECT_FALSE(flags_of<float16>(-0x1p-24, r, &bits).any());
+    EXPECT_EQ(bits, 0x8001u);
+    EXPECT_FALSE(flags_of<float16>(1023 * 0x1p-24f, r, &bits).any());  // the largest subnormal
+    EXPECT_EQ(bits, 0x03FFu);
+    EXPECT_FALSE(flags_of<float8_e4m3fn>(0x1p-9f, r, &bits).any());
+    EXPECT_EQ(bits, 0x01u);
+    EXPECT_FALSE(flags_of<float8_e4m3fn>(-7 * 0x1p-9f, r, &bits).any());
+    EXPECT_EQ(bits, 0x87u);
+    EXPECT_FALSE(flags_of<float8_e5m2>(0x1p-16f, r, &bits).any());
+    EXPECT_EQ(bits, 0x01u);
+    EXPECT_FALSE(flags_of<float4_e2m1fn>(0.5f, r, &bits).any());  // E2M1's one subnormal
+    EXPECT_EQ(bits, 0x1u);
+    EXPECT_FALSE(flags_of<bfloat16>(0x1p-133f, r, &bits).any());
+    EXPECT_EQ(bits, 0x0001u);
+    EXPECT_FALSE(flags_of<float32>(0x1p-149, r, &bits).any());
+    EXPECT_EQ(bits, 0x00000001u);
+    // Between formats: float16 2^-16 into E5M2 (the same exponent field),
+    // E5M2's smallest subnormal into float16 (widening), float16's into float.
+    EXPECT_FALSE(flags_of<float8_e5m2>(float16::from_bits(0x0100), r, &bits).any());
+    EXPECT_EQ(bits, 0x01u);
+    EXPECT_FALSE(flags_of<float16>(float8_e5m2::from_bits(0x01), r, &bits).any());
+    EXPECT_EQ(bits, 0x0100u);
+    EXPECT_FALSE(flags_of<float32>(float16::from_bits(0x0001), r).any());
+    // Zero in, zero out: exact, no flag.
+    EXPECT_FALSE(flags_of<float16>(0.0f, r).any());
+    EXPECT_FALSE(flags_of<float8_e4m3fn>(-0.0, r).any());
+  }
+  // Tiny and inexact: underflow and inexact. 3 * 2^-26 = 0.75 * 2^-24 rounds
+  // to 2^-24 (nearest) or to 0 (toward zero).
+  Flags f = flags_of<float16>(3 * 0x1p-26f, Round::nearest_even, &bits);
+  EXPECT_TRUE(f.underflow() && f.inexact() && !f.overflow() && !f.invalid());
+  EXPECT_EQ(bits, 0x0001u);
+  f = flags_of<float16>(3 * 0x1p-26f, Round::toward_zero, &bits);
+  EXPECT_TRUE(f.underflow() && f.inexact());
+  EXPECT_EQ(bits, 0x0000u);
+  f = flags_of<float16>(1.5f * 0x1p-24f, Round::nearest_even, &bits);  // a tie, to even 2^-23
+  EXPECT_TRUE(f.underflow() && f.inexact());
+  EXPECT_EQ(bits, 0x0002u);
+  f = flags_of<float8_e4m3fn>(1.25f * 0x1p-9f, Round::nearest_even, &bits);
+  EXPECT_TRUE(f.underflow() && f.inexact());
+  EXPECT_EQ(bits, 0x01u);
+  // Rounding up from below into the smallest normal: inexact, not tiny.
+  f = flags_of<float16>(0x1p-14f - 0x1p-26f, Round::nearest_even, &bits);
+  EXPECT_TRUE(f.inexact() && !f.underflow());
+  EXPECT_EQ(bits, 0x0400u);
+  f = flags_of<float16>(0x1p-14f - 0x1p-30f, Round::upward, &bits);
+  EXPECT_TRUE(f.inexact() && !f.underflow());
+  EXPECT_EQ(bits, 0x0400u);
+  // The tie 1023.5 * 2^-24 = 2^-14 - 2^-25 rounds to even, 2^-14: not tiny by
+  // the delivered result (policy.h; IEEE's unbounded-exponent rule would
+  // call it tiny, 2^-14 - 2^-25 having 11 significant bits).
+  f = flags_of<float16>(0x1p-14f - 0x1p-25f, Round::nearest_even, &bits);
+  EXPECT_TRUE(f.inexact() && !f.underflow());
+  EXPECT_EQ(bits, 0x0400u);
+  f = flags_of<float16>(0x1p-14f - 0x1p-30f, Round::downward, &bits);  // stays subnormal
+  EXPECT_TRUE(f.inexact() && f.underflow());
+  EXPECT_EQ(bits, 0x03FFu);
+  // E8M0 has no zero: 2^-127 itself is exact (no flag); anything below is
+  // rounded or clamped up to it, inexact, and raises underflow.
+  EXPECT_FALSE(flags_of<float8_e8m0fnu>(0x1p-127f, Round::nearest_even, &bits).any());
+  EXPECT_EQ(bits, 0x00u);
+  for (double x : {0x1p-128, 0x1.8p-128, 0x1p-200}) {
+    for (Round r : kAll) {
+      f = flags_of<float8_e8m0fnu>(x, r, &bits);
+      EXPECT_TRUE(f.underflow() && f.inexact() && !f.invalid()) << x << " " << round_name(r);
+      EXPECT_EQ(bits, 0x00u);
+    }
+  }
+  // Arithmetic: an exact subnormal result raises nothing, an inexact one both.
+  const float16 a = float16::from_bits(0x0400), b = float16::from_bits(0x0401);  // 2^-14, 2^-14 + 2^-24
+  f.clear();
+  EXPECT_EQ(sub(b, a, Round::nearest_even, Overflow::ieee, &f).bits(), 0x0001u);
+  EXPECT_FALSE(f.any());
+  f.clear();
+  EXPECT_EQ(mul(float16(0x1p-12f), float16(0x1p-12f), Round::nearest_even, Overflow::ieee, &f).bits(), 0x0001u);
+  EXPECT_FALSE(f.any());
+  f.clear();
+  EXPECT_EQ(mul(float16(0x1p-12f), float16(0x1.8p-13f), Round::nearest_even, Overflow::ieee, &f).bits(),
+            0x0001u);  // 0.75 * 2^-24
+  EXPECT_TRUE(f.underflow() && f.inexact());
 }
 
 TEST(Golden, stochastic_rounding_is_reproducible_and_unbiased) {

@@ -335,6 +335,90 @@ TEST(BulkConvert, known_traps_of_fast_conversions) {
   });
 }
 
+// Underflow is counted where the result is tiny and inexact (IEEE 754-2019
+// 7.5, round.h step 4), on every target: exact subnormal results and zeros
+// count no flag, inexact tiny ones count underflow and inexact, and a value
+// that rounds up into the smallest normal counts inexact only. 67 copies: whole
+// vectors on every target, and a scalar tail.
+// want_each: the counts of one copy of `values`.
+template <class T>
+void expect_bulk_flags(const std::vector<float>& values, Round r, const FlagCounts& want_each,
+                       const std::string& what) {
+  std::vector<float> in;
+  for (int k = 0; k < 67; ++k) in.insert(in.end(), values.begin(), values.end());
+  const std::uint64_t n = 67;
+  const FlagCounts want{want_each.inexact * n, want_each.underflow * n, want_each.overflow * n,
+                        want_each.invalid * n};
+  FlagCounts ref;
+  std::vector<T> ref_out(in.size());
+  kernels::convert_reference(std::span<const float>(in), std::span(ref_out),
+                             ConvertOptions{.round = r, .seed = 3, .stats = &ref});
+  expect_counts(ref, want, what + " scalar reference");
+  for_each_target([&](const std::string& target) {
+    FlagCounts got;
+    std::vector<T> out(in.size());
+    kernels::convert(std::span<const float>(in), std::span(out),
+                     ConvertOptions{.round = r, .seed = 3, .stats = &got});
+    expect_same(in, ref_out, out, target + " " + what);
+    expect_counts(got, want, target + " " + what);
+  });
+}
+
+TEST(BulkConvert, underflow_counts_tiny_inexact_results_only) {
+  for (Round r : kRounds) {
+    const std::string rn = round_name(r);
+    // Exact subnormals and zeros: no flag.
+    expect_bulk_flags<float16>({0x1p-24f, -0x1p-24f, 1023 * 0x1p-24f, 0.0f, -0.0f, 3 * 0x1p-20f}, r, {},
+                               "float16 exact " + rn);
+    expect_bulk_flags<float8_e4m3fn>({0x1p-9f, -7 * 0x1p-9f, 0.0f, 0x1p-7f}, r, {}, "e4m3 exact " + rn);
+    expect_bulk_flags<float8_e5m2>({0x1p-16f, -3 * 0x1p-16f, -0.0f}, r, {}, "e5m2 exact " + rn);
+    expect_bulk_flags<bfloat16>({0x1p-133f, -0x1p-126f + 0x1p-133f}, r, {}, "bf16 exact " + rn);
+    expect_bulk_flags<float6_e2m3fn>({0.125f, -0.875f}, r, {}, "e2m3 exact " + rn);
+    expect_bulk_flags<float4_e2m1fn>({0.5f, -0.5f, 0.0f}, r, {}, "e2m1 exact " + rn);
+    expect_bulk_flags<float8_e8m0fnu>({0x1p-127f}, r, {}, "e8m0 exact " + rn);
+    // Below E8M0's smallest value: rounded or clamped up to it, both flags.
+    expect_bulk_flags<float8_e8m0fnu>({0x1p-128f, 0x1.8p-128f, 0x1p-149f}, r, {3, 3, 0, 0}, "e8m0 below " + rn);
+  }
+  // Tiny and inexact: 3 * 2^-26 (0.75 of float16's subnormal quantum), 1.25 * 2^-9 in E4M3.
+  for (Round r : {Round::nearest_even, Round::toward_zero, Round::upward}) {
+    expect_bulk_flags<float16>({3 * 0x1p-26f, -3 * 0x1p-26f}, r, {2, 2, 0, 0}, std::string("float16 tiny ") + round_name(r));
+    expect_bulk_flags<float8_e4m3fn>({1.25f * 0x1p-9f}, r, {1, 1, 0, 0}, std::string("e4m3 tiny ") + round_name(r));
+    expect_bulk_flags<float8_e5m2>({1.5f * 0x1p-16f}, r, {1, 1, 0, 0}, std::string("e5m2 tiny ") + round_name(r));
+  }
+  // Rounding up into the smallest normal from below: inexact, not tiny.
+  expect_bulk_flags<float16>({0x1p-14f - 0x1p-26f}, Round::nearest_even, {1, 0, 0, 0}, "float16 up to normal");
+  expect_bulk_flags<float16>({0x1p-14f - 0x1p-30f}, Round::upward, {1, 0, 0, 0}, "float16 upward to normal");
+  expect_bulk_flags<float8_e4m3fn>({0x1p-6f - 0x1p-12f}, Round::nearest_even, {1, 0, 0, 0}, "e4m3 up to normal");
+
+  // Decoding into float is exact: every code of a format, no underflow (and
+  // nothing else, under the IEEE policy).
+  for_each_target([](const std::string& target) {
+    auto decode_all = [&]<class T>() {
+      std::vector<T> in(code_count<T>());
+      for (std::uint64_t c = 0; c < in.size(); ++c) in[c] = T::from_bits(c);
+      std::vector<float> out(in.size());
+      FlagCounts got;
+      kernels::convert(std::span<const T>(in), std::span(out), ConvertOptions{.stats = &got});
+      expect_counts(got, FlagCounts{}, target + " decode " + T::descriptor.name.c_str());
+    };
+    decode_all.template operator()<float16>();
+    decode_all.template operator()<bfloat16>();
+    decode_all.template operator()<float8_e4m3fn>();
+    decode_all.template operator()<float8_e5m2>();
+    decode_all.template operator()<float8_e8m0fnu>();
+    // Exact subnormals between formats: float16's 2^-16 multiples into E5M2.
+    std::vector<float16> h;
+    for (int k = 0; k < 67; ++k)
+      for (std::uint16_t c : {0x0100, 0x0200, 0x0300, 0x8100, 0x0000}) h.push_back(float16::from_bits(c));
+    std::vector<float8_e5m2> e5(h.size());
+    FlagCounts got;
+    kernels::convert(std::span<const float16>(h), std::span(e5), ConvertOptions{.stats = &got});
+    expect_counts(got, FlagCounts{}, target + " float16 -> e5m2 exact subnormals");
+    EXPECT_EQ(e5[0].bits(), 0x01);
+    EXPECT_EQ(e5[3].bits(), 0x81);
+  });
+}
+
 #if defined(__x86_64__)
 // vcvtps2ph and float arithmetic depend on MXCSR's DAZ and FTZ bits; lplab's
 // kernels use integer code only, so a caller's DAZ/FTZ changes nothing.

@@ -196,7 +196,10 @@ class Reference {
                               (r == Round::downward && !p.neg);
       return overflow_result(res, p.neg, toward_max, o);
     }
-    if (v < tiny_ || (!has_zero_ && p.a < tiny_)) raise(Flag::underflow);
+    // Underflow (IEEE 754-2019 7.5, default handling): tiny and inexact.
+    // Tiny here: the delivered value v is below the smallest normal, or,
+    // without a zero (E8M0), the exact value is below the smallest value.
+    if (!exact && (v < tiny_ || (!has_zero_ && p.a < tiny_))) raise(Flag::underflow);
     if (v == 0) {
       if (!has_zero_) {  // E8M0: the smallest value instead of zero
         res.value = min_value_;

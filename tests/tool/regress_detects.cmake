@@ -3,6 +3,9 @@
 # EDIT_FILE the value NEW, and expects exit status 1 with the key, the
 # baseline's (edited) value and the computed (original) one printed. With
 # TOL, the edited entry is a real with that relative tolerance.
+# Progress lines (a run over 10 s, e.g. under the sanitizers) are tested by
+# cli.progress_heartbeat; here stderr must hold only what is checked.
+set(ENV{LPLAB_PROGRESS_SECONDS} 0)
 function(escape out text)
   string(REGEX REPLACE "([][+.*()^$?|\\\\{}])" "\\\\\\1" e "${text}")
   set(${out} "${e}" PARENT_SCOPE)

@@ -1,12 +1,15 @@
 #include <fmt/format.h>
 
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
+#include "lplab/exact.h"
 #include "lplab/kernels/random.h"
+#include "lplab/experiments/table.h"
 #include "lplab/experiments/text.h"
 
 namespace lplab::tool {
@@ -41,26 +44,126 @@ Outcomes stochastic_outcomes(const FormatEntry& e, const Decimal& x, Overflow o)
   return r;
 }
 
-// The error v - x of a result v for the input x, known to lie between v -
-// x.away_from_zero and v - x.toward_zero (equal when x is a long double). The
-// six-digit text is shown when both ends give the same; otherwise only a
-// bound on the magnitude is known (an input of more than 64 significant bits
-// within 2^-63 of its result).
-struct Error {
-  bool known;         // both ends print alike
-  long double value;  // v - x (the toward-zero end when not known)
-  long double bound;  // |v - x| < bound when not known
+// The error columns. The input x is exact as typed and a format's value v is
+// a double, so the absolute error v - x and the relative error (v - x) / x
+// (v = x (1 + rel)) are exact rationals (exact.h), shown as:
+//   - their decimal in full when it ends within 40 digits (0.1 into bf16:
+//     9.765625e-05, exactly; a result of 0: a relative error of -1);
+//   - "~" and 17 significant digits when it does not (0.3 into e4m3, a
+//     quotient by 3), or six from logarithms for a number too long to write
+//     out (the error of 2^-99999999999);
+//   - "|e|<b" (or "|e|>b") only where no more is known: an input past what
+//     inspect expands (an exponent beyond 10^18), bracketed by its long
+//     doubles.
+// JSON carries the double nearest each error (always a number; null only
+// beyond double's range) and whether that double is the error itself.
+constexpr std::size_t kExactDigits = 40;  // a decimal written out in full
+constexpr std::size_t kShownDigits = 17;  // an approximation's digits
+
+struct ErrorCell {
+  std::string text;
+  double value;  // the double nearest the error
+  bool exact;    // value is the error itself
 };
 
-Error error_of(double v, const Decimal& x) {
-  const long double a = static_cast<long double>(v) - x.toward_zero;
-  const long double b = static_cast<long double>(v) - x.away_from_zero;
-  if (fmt::format("{:.6g}", a) == fmt::format("{:.6g}", b)) return {true, a, 0};
-  return {false, a, std::fmax(std::fabs(a), std::fabs(b))};
+ErrorCell cell_of(const exact::Digits& d) {
+  const double nearest = exact::nearest_double(d);
+  if (d.sticky) return {"~" + exact::text_of(exact::rounded(d, kShownDigits)), nearest, false};
+  bool is_double = d.d.empty();
+  if (!is_double && std::isfinite(nearest) && nearest != 0) {
+    const exact::Exact n = exact::of_double(nearest);
+    const auto back = exact::digits_of(n.neg, n.n, exact::BigNat(1), n.p2, n.p5, kExactDigits);
+    is_double = back && !back->sticky && back->d == d.d && back->point == d.point;
+  }
+  return {exact::text_of(d), nearest, is_double};
 }
 
-std::string error_text(const Error& err) {
-  return err.known ? fmt::format("{:.6g}", err.value) : fmt::format("|e|<{:.3g}", err.bound);
+// a / b * 2^p2 * 5^p5 written out, or its leading digits from logarithms.
+exact::Digits digits_or_log(bool neg, const exact::BigNat& a, const exact::BigNat& b, std::int64_t p2, std::int64_t p5) {
+  if (auto d = exact::digits_of(neg, a, b, p2, p5, kExactDigits)) return *d;
+  return exact::digits_from_log(neg, a, b, p2, p5);
+}
+exact::Digits digits_or_log(const exact::Exact& e) { return digits_or_log(e.neg, e.n, exact::BigNat(1), e.p2, e.p5); }
+
+// "|e|<b" with b rounded up to three digits, or "|e|>b" rounded down: still
+// bounds (the margin covers the rounding of the scaling).
+std::string bound_text(char relation, long double b) {
+  if (!std::isfinite(b) || b == 0) return fmt::format("|e|{}{}", relation, static_cast<double>(b));
+  const int e = static_cast<int>(std::floor(std::log10(b))) - 2;
+  const long double m = b / std::pow(10.0L, e);
+  const long double r = relation == '<' ? std::ceil(m * (1 + 1e-15L)) : std::floor(m * (1 - 1e-15L));
+  return fmt::format("|e|{}{:.3g}", relation, r * std::pow(10.0L, e));
+}
+
+// An error known between a and b (the input's long double brackets): the
+// double both round to, else a bound on its magnitude.
+ErrorCell bracketed(long double a, long double b) {
+  const double da = static_cast<double>(a), db = static_cast<double>(b);
+  if (da == db && std::isfinite(da)) return {"~" + shortest(da), da, false};
+  const long double hi = std::fmax(std::fabs(a), std::fabs(b));
+  if (std::isfinite(hi)) return {bound_text('<', hi), da, false};
+  // Both ends past long double's range: so is the error.
+  const long double lo = std::fmin(std::fabs(a), std::fabs(b));
+  return {bound_text('>', std::isfinite(lo) ? lo : LDBL_MAX), da, false};
+}
+
+// The errors of one result v for the input `text` (x; xe its exact value
+// when inspect can expand it).
+struct Errors {
+  ErrorCell abs, rel;
+};
+
+Errors errors_of(double v, const std::string& text, const Decimal& x, const std::optional<exact::Exact>& xe) {
+  // A result of 0 is off by exactly -x: the input's own text, negated, for
+  // an x whose decimal is too long to write out (0x1p-99999999999).
+  const auto minus_x = [&]() -> std::optional<ErrorCell> {
+    if (v != 0 || text.size() > kExactDigits) return std::nullopt;
+    const bool signed_text = text.starts_with('+') || text.starts_with('-');
+    return ErrorCell{(text.starts_with('-') ? "" : "-") + text.substr(signed_text ? 1 : 0), -x.nearest, false};
+  };
+  const exact::Exact ve = exact::of_double(v);
+  const std::optional<exact::Exact> err = xe ? exact::difference(ve, *xe) : std::nullopt;
+  // How far apart v and x are, in decades, when v - x is too long to expand:
+  // then one of them dwarfs the other.
+  const double gap = xe && !err && v != 0 ? ve.log10_mag() - xe->log10_mag() : 0;
+  Errors r;
+  // v - x.
+  if (err) {
+    const std::optional<exact::Digits> d =
+        exact::digits_of(err->neg, err->n, exact::BigNat(1), err->p2, err->p5, kExactDigits);
+    const std::optional<ErrorCell> literal = d ? std::nullopt : minus_x();
+    r.abs = literal ? *literal : cell_of(d ? *d : digits_or_log(*err));
+  } else if (gap > 30 || gap < -30) {
+    exact::Digits d = gap > 0 ? digits_or_log(ve) : digits_or_log(!xe->neg, xe->n, exact::BigNat(1), xe->p2, xe->p5);
+    d.sticky = true;  // the other term is left out
+    r.abs = cell_of(d);
+  } else if (const std::optional<ErrorCell> literal = minus_x()) {
+    r.abs = *literal;
+  } else {
+    r.abs = bracketed(static_cast<long double>(v) - x.toward_zero, static_cast<long double>(v) - x.away_from_zero);
+  }
+  // (v - x) / x.
+  if (x.kind == detail::Kind::zero) {
+    r.rel = v == 0 ? ErrorCell{"0", 0.0, true} : ErrorCell{"inf", INFINITY, true};
+  } else if (v == 0) {
+    r.rel = {"-1", -1.0, true};
+  } else if (err) {
+    const std::optional<exact::Exact> q = exact::exact_quotient(*err, *xe);
+    r.rel = cell_of(q ? digits_or_log(*q)
+                    : digits_or_log(err->neg != xe->neg, err->n, xe->n, err->p2 - xe->p2, err->p5 - xe->p5));
+  } else if (gap < -30) {
+    r.rel = {"~-1", -1.0, false};
+  } else if (gap > 30) {
+    exact::Digits d = digits_or_log(ve.neg != xe->neg, ve.n, xe->n, ve.p2 - xe->p2, ve.p5 - xe->p5);
+    d.sticky = true;  // v / x, less 1
+    r.rel = cell_of(d);
+  } else {
+    // (v - x) / x is monotone in x between the brackets.
+    const long double lv = v;
+    const auto rel_at = [&](long double t) { return (lv - t) / t; };
+    r.rel = bracketed(rel_at(x.toward_zero), rel_at(x.away_from_zero));
+  }
+  return r;
 }
 
 struct Row {
@@ -68,6 +171,7 @@ struct Row {
   std::uint64_t code;
   double v;
   Flags flags;
+  std::optional<Errors> errors;      // a finite result of a finite input
   std::optional<Outcomes> outcomes;  // stochastic rounding only
 };
 
@@ -86,23 +190,19 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   const std::uint32_t random = seed ? kernels::stochastic_bits(*seed, 0) : 0;
   const bool one_result = !stochastic || seed.has_value();
 
+  // The input's exact value, when it is finite and short enough to expand.
+  const std::optional<exact::Exact> xe = x.kind == detail::Kind::finite ? exact::parse_exact(value)
+                                         : x.kind == detail::Kind::zero ? std::optional<exact::Exact>(exact::Exact{})
+                                                                        : std::nullopt;
   std::vector<Row> rows;
   for (const FormatEntry* e : fs) {
     Flags f;
     const std::uint64_t code = e->from_decimal(x, r, o, random, &f);
-    Row row{e, code, e->to_double(code), f, std::nullopt};
+    Row row{e, code, e->to_double(code), f, std::nullopt, std::nullopt};
+    if (one_result && std::isfinite(row.v) && x_finite) row.errors = errors_of(row.v, value, x, xe);
     if (stochastic) row.outcomes = stochastic_outcomes(*e, x, o);
     rows.push_back(row);
   }
-  // Relative errors divide by |x|, known to 2^-63: as exact as six digits show.
-  auto rel_err = [&](const Error& err) -> Error {
-    const long double mag = std::fabs(x.toward_zero) > 0 ? std::fabs(x.toward_zero) : std::fabs(x.away_from_zero);
-    return {err.known, err.value / mag, err.bound / mag};
-  };
-  auto rel_text = [&](double v, const Error& err) {
-    if (x.kind == detail::Kind::zero) return std::string(v == 0 ? "0" : "inf");
-    return error_text(rel_err(err));
-  };
   auto bits = [](const Row& w) {
     return bit_groups(w.code, w.e->info.is_signed, w.e->info.exponent_bits, w.e->info.mantissa_bits);
   };
@@ -123,24 +223,20 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
       j["random_bits"] = fmt::format("0x{:08x}", random);
     }
     j["results"] = nlohmann::ordered_json::array();
-    // An error as a JSON number when it is known and a double, else its text.
-    auto error_json = [](const Error& err) {
-      const double d = static_cast<double>(err.value);
-      if (err.known && std::isfinite(d) && (d != 0 || err.value == 0)) return nlohmann::ordered_json(d);
-      return nlohmann::ordered_json(error_text(err));
+    // An error as the double nearest it (null beyond double's range).
+    auto error_json = [](const ErrorCell& c) {
+      return std::isfinite(c.value) ? nlohmann::ordered_json(c.value) : nlohmann::ordered_json(nullptr);
     };
     for (const Row& w : rows) {
-      const bool finite = std::isfinite(w.v) && x_finite;  // else no error to show
       nlohmann::ordered_json res = {{"format", w.e->name}};
       if (one_result) {
         res["code"] = code_hex(w.e, w.code);
         res["bits"] = bits(w);
         res["value"] = value_json(w.e, w.code);
-        const Error err = error_of(w.v, x);
-        res["abs_error"] = finite ? error_json(err) : nullptr;
-        res["rel_error"] = !finite ? nullptr
-                           : x.kind == detail::Kind::zero ? nlohmann::ordered_json(w.v == 0 ? 0.0 : INFINITY)
-                                                          : error_json(rel_err(err));
+        res["abs_error"] = w.errors ? error_json(w.errors->abs) : nullptr;
+        res["abs_error_is_exact"] = w.errors && w.errors->abs.exact;
+        res["rel_error"] = w.errors ? error_json(w.errors->rel) : nullptr;
+        res["rel_error_is_exact"] = w.errors && w.errors->rel.exact;
         res["flags"] = flags_text(w.flags);
       }
       if (w.outcomes) {
@@ -170,10 +266,8 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   for (const Row& w : rows) {
     std::vector<std::string> line = {std::string(w.e->name)};
     if (one_result) {
-      const bool finite = std::isfinite(w.v) && x_finite;  // else no error to show
-      const Error err = error_of(w.v, x);
       line.insert(line.end(), {bits(w), code_hex(w.e, w.code), w.e->to_text(w.code),
-                               finite ? error_text(err) : "-", finite ? rel_text(w.v, err) : "-",
+                               w.errors ? w.errors->abs.text : "-", w.errors ? w.errors->rel.text : "-",
                                flags_text(w.flags)});
     }
     if (w.outcomes) {
@@ -201,6 +295,11 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   else
     fmt::print("input {} (round {}, overflow {}{})\n\n", shown, round_name(r), overflow_name(o), note);
   fmt::print("{}", render_table(table));
+  if (one_result)
+    fmt::print("\nabs error: v - x, the value minus the input; rel error: (v - x) / x, so that v = x (1 + rel error).\n"
+               "Both are exact as written; ~ marks one rounded (its decimal does not end within {} digits),\n"
+               "|e|< or |e|> a bound (an input past what inspect expands: an exponent beyond 10^18).\n",
+               kExactDigits);
   if (stochastic)
     fmt::print("\np: the exact share of the 2^32 random draws that give each neighbour (it is x's\n"
                "position between them whenever that fraction has at most 32 bits).{}\n",
@@ -286,11 +385,15 @@ std::uint64_t parse_seed(const std::string& text) {
 
 int inspect_command(const Args& a) {
   const Output out = output_of(a);
-  const std::vector<std::string> to = a.values("--to");
+  // --to fp16,bf16 and --to fp16 --to bf16 alike, as run --dtypes.
+  const std::vector<std::string> to = split_list(a.values("--to"), "--to");
   std::vector<std::string> taken = a.taken;
   if (const std::string v = a.value("value"); !v.empty()) taken.insert(taken.begin(), v);
   if (const auto code = a.optional_value("--code")) {
     if (!taken.empty()) throw UsageError("give a value or --code, not both");
+    // A code is decoded, not rounded: a rounding option would be ignored.
+    for (const char* o : {"--round", "--seed", "--overflow"})
+      if (a.given(o)) throw UsageError(fmt::format("{} goes with a value to round; --code decodes a code as it is", o));
     run_decode(*code, resolve_formats(to), !to.empty(), out);
     return 0;
   }
@@ -307,11 +410,12 @@ int inspect_command(const Args& a) {
 
 LPLAB_COMMAND(Command{
     .name = "inspect",
-    .help = "Round a value into formats and show the bits and errors",
+    .help = "Round a value into formats and show the bits and the exact errors (v - x and (v - x) / x)",
     .args = {positional("value", "A number: 0.1, -1e-8, 0x1p-3, inf, -inf, nan"),
              option("--code", "Decode this code instead of rounding a value (0x7e, 126, 0b01111110): its bits, "
                               "value and class in each --to format"),
-             option("--to", "Formats (default: all)", true),
+             option("--to", "Formats, one or a comma list (fp16,bf16), the option repeated or not (default: all)",
+                    true),
              option("--round", "nearest_even, nearest_away, toward_zero, upward, downward, stochastic"),
              option("--seed", "With --round stochastic: show the result for this seed's random bits "
                               "(those of element 0 of a bulk conversion with the same seed)"),

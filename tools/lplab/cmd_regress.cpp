@@ -178,7 +178,10 @@ std::string render(const std::vector<CheckResult>& results, std::size_t failed, 
                         {"seconds", r.seconds}});
     nlohmann::ordered_json j = {
         {"checks", checks}, {"total", results.size()}, {"passed", results.size() - failed}, {"failed", failed}};
-    return j.dump(2) + "\n";
+    // A name is UTF-8 (parse_spec refuses one that is not); a path in the
+    // context may hold any bytes: those that are not UTF-8 become U+FFFD,
+    // as in the JUnit file, rather than an exception after the checks ran.
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   }
   if (out == Output::csv) {
     std::string s = "name,line,passed,metric,measured,relation,limit,seconds,context,detail\n";
@@ -210,11 +213,14 @@ std::string render(const std::vector<CheckResult>& results, std::size_t failed, 
 }
 
 
-int run_regress_spec(const std::string& spec_path, const std::string& junit_path, Output out) {
+int run_regress_spec(const std::string& spec_path, const Args& a, Output out) {
   // Everything that can be wrong with the request, before any check runs:
-  // the spec, the JUnit file's directory, then (in run_spec) every input.
+  // the spec, the JUnit file (never the spec or one of its inputs), then (in
+  // run_spec) every input.
   const Spec spec = load_spec(spec_path);
-  if (!junit_path.empty()) check_output_file("--junit", junit_path);
+  std::vector<std::string> inputs = input_files(spec);
+  inputs.push_back(spec_path);
+  const std::string junit_path = output_file(a, "--junit", inputs);
   Progress::install_interrupt_handler();  // Ctrl-C: "interrupted: nothing was written"
   Progress progress("regress: checks");
   const std::vector<CheckResult> results = run_spec(spec, &progress);
@@ -236,7 +242,7 @@ int regress_command(const Args& a) {
   if (a.given("--update")) throw UsageError("--update rewrites lplab's own baselines; it takes no spec");
   if (a.given("--only")) throw UsageError("--only selects lplab's own suites; it takes no spec");
   if (a.given("--baselines")) throw UsageError("--baselines is for lplab's own suites; it takes no spec");
-  return run_regress_spec(spec, a.value("--junit"), out);
+  return run_regress_spec(spec, a, out);
 }
 
 }  // namespace

@@ -3,12 +3,37 @@
 
 #include "lplab/commands.h"
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/files.h"
 #include "lplab/experiments/report.h"
 #if defined(LPLAB_HAVE_CUDA)
 #include "lplab/cuda/roofline.h"
 #endif
 
 namespace lplab::tool {
+namespace {
+
+// Where there is a GPU, the report's GPU section measures it. (Outside the
+// command's macro: a preprocessor directive inside macro arguments is not
+// portable.)
+std::function<std::optional<MeasuredGpu>()> gpu_measurement() {
+#if defined(LPLAB_HAVE_CUDA)
+  return []() -> std::optional<MeasuredGpu> {
+    if (cuda::devices().empty()) return std::nullopt;
+    const cuda::Roofline r = cuda::measure_roofline();
+    MeasuredGpu g;
+    g.device = fmt::format("{}, sm_{}{}, {} SMs", r.device.name, r.device.major, r.device.minor,
+                           r.device.multiprocessors);
+    for (const cuda::MeasuredRoof& roof : r.roofs)
+      g.roofs.push_back({roof.dtype, roof.flops, r.copy_bytes_per_s,
+                         roof.how + "; bandwidth: a 1 GiB device-to-device copy; CUDA events, median of 5"});
+    return g;
+  };
+#else
+  return {};
+#endif
+}
+
+}  // namespace
 
 LPLAB_COMMAND(Command{
     "report",
@@ -19,23 +44,13 @@ LPLAB_COMMAND(Command{
       Progress::install_interrupt_handler();
       ReportOptions o;
       o.dir = a.value("--out", "lplab-report");
+      // A report is a directory: "" and "-" (standard output elsewhere) name none.
+      if (a.given("--out") && (o.dir.empty() || o.dir == kStandardOutput))
+        throw UsageError(fmt::format("--out '{}': a report is a directory of files; name the directory", o.dir));
       o.quick = a.given("--quick");
       o.command = "lplab";
       for (const std::string& word : a.command_line) o.command += " " + word;
-#if defined(LPLAB_HAVE_CUDA)
-      // Where there is a GPU, the report's GPU section measures it.
-      o.measure_gpu = []() -> std::optional<MeasuredGpu> {
-        if (cuda::devices().empty()) return std::nullopt;
-        const cuda::Roofline r = cuda::measure_roofline();
-        MeasuredGpu g;
-        g.device = fmt::format("{}, sm_{}{}, {} SMs", r.device.name, r.device.major, r.device.minor,
-                               r.device.multiprocessors);
-        for (const cuda::MeasuredRoof& roof : r.roofs)
-          g.roofs.push_back({roof.dtype, roof.flops, r.copy_bytes_per_s,
-                             roof.how + "; bandwidth: a 1 GiB device-to-device copy; CUDA events, median of 5"});
-        return g;
-      };
-#endif
+      o.measure_gpu = gpu_measurement();
       const Table summary = write_report(o);
       fmt::print("{}\nwrote {}/index.html, {}/index.md, the plots and the data\n", to_text(summary), o.dir, o.dir);
       return 0;

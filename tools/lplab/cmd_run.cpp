@@ -10,8 +10,7 @@
 namespace lplab::tool {
 
 void run_experiment(const RunRequest& request, Output out, const std::string& out_file) {
-  const PreparedRun run = prepare(request);  // every check before any work
-  if (!out_file.empty()) check_output_file("--out", out_file);
+  const PreparedRun run = prepare(request);  // every check before any work (the output's: output_file)
   Progress::install_interrupt_handler();
   Progress progress(run.experiment->name);
   const RunResult r = execute(run, progress);
@@ -41,7 +40,7 @@ int run_command(const Args& a) {
   if (const auto t = a.optional_value("--threads")) request.threads = parse_threads(*t);
   request.params = parse_assignments(a.values("--param"), "--param");
   request.dtypes = split_list(a.values("--dtypes"), "--dtypes");
-  run_experiment(request, out, a.value("--out"));
+  run_experiment(request, out, output_file(a, "--out", {request.input}));
   return 0;
 }
 
@@ -60,7 +59,7 @@ LPLAB_COMMAND(Command{
      option("--shard", "I/N: run part I (from 0) of N of the parameter grid"),
      option("--threads", "Worker threads (0: every core)"),
      output_option("table, csv or json (json is what 'lplab merge' reads)"),
-     option("--out", "Write to FILE (atomically) instead of stdout")},
+     option("--out", "Write to FILE (atomically; - is stdout) instead of stdout; a .json or .csv name sets --output")},
     run_command});
 
 }  // namespace lplab::tool

@@ -14,7 +14,7 @@
 namespace lplab::tool {
 namespace {
 
-void run_values(const FormatEntry* e, const std::string& order, Output out) {
+void run_values(const FormatEntry* e, const std::string& order, Output out, const std::string& out_file) {
   // Step 1: the request, checked before anything is printed.
   constexpr int kMaxBits = 16;  // 65536 codes: a table one can still read or load
   if (e->info.bits > kMaxBits)
@@ -56,13 +56,14 @@ void run_values(const FormatEntry* e, const std::string& order, Output out) {
                                 {"finite_values", f.finite_values}, {"nan_codes", f.nan_codes},
                                 {"infinity_codes", inf_codes},      {"order", order},
                                 {"values", std::move(rows)}};
-    print_stdout(j.dump(2) + "\n");
+    emit(j.dump(2) + "\n", out_file);
   } else if (out == Output::csv) {
-    print_stdout(csv_text(table));
+    emit(csv_text(table), out_file);
   } else {
-    print_stdout(fmt::format("{}: {} codes: {} finite ({} distinct values), {} NaN, {} infinite; in {} order\n\n{}",
+    emit(fmt::format("{}: {} codes: {} finite ({} distinct values), {} NaN, {} infinite; in {} order\n\n{}",
                              e->name, codes.size(), f.finite_codes, f.finite_values, f.nan_codes, inf_codes, order,
-                             render_table(table)));
+                             render_table(table)),
+         out_file);
   }
 }
 
@@ -71,10 +72,13 @@ void run_values(const FormatEntry* e, const std::string& order, Output out) {
 LPLAB_COMMAND(Command{"values",
                       "Every code of a format of at most 16 bits: bits, value, class",
                       {positional("format", "The format (fp16, bf16, e4m3, e2m1, ...)", true),
-                       option("--order", "code (default) or value (ascending; NaNs last)"), output_option()},
+                       option("--order", "code (default) or value (ascending; NaNs last)"), output_option(),
+                       option("--out", "Write to FILE (atomically; - is stdout) instead of stdout; a .json or .csv "
+                                       "name sets --output")},
                       [](const Args& a) {
                         const Output out = output_of(a);
-                        run_values(&resolve_format(a.value("format")), a.value("--order", "code"), out);
+                        const std::string out_file = output_file(a, "--out");
+                        run_values(&resolve_format(a.value("format")), a.value("--order", "code"), out, out_file);
                         return 0;
                       }});
 

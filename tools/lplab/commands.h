@@ -103,8 +103,15 @@ const std::vector<Command>& registered_commands();
 // --- Shared by the commands ---
 
 enum class Output { table, csv, json };
-// The --output value (default table).
+// The --output value; without one, the format --out's name asks for (.json,
+// .csv), else table. A .json or .csv --out with another --output is refused.
 Output output_of(const Args& a);
+// The file `option` names ("" when it was not given: standard output; "-"
+// is standard output too), checked before any work by check_output_file
+// (files.h) against every input of the run. An empty name, and a name that
+// says another kind of file (.npy, .yaml; for --junit anything but XML),
+// are refused.
+std::string output_file(const Args& a, const std::string& option, const std::vector<std::string>& inputs = {});
 
 // Resolves names to formats; an empty list means every format.
 std::vector<const FormatEntry*> resolve_formats(const std::vector<std::string>& names);
@@ -122,7 +129,7 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows);
 // Writes `text` to standard output and flushes it; a failed write throws
 // std::system_error with its errno (main reports it in one line).
 void print_stdout(const std::string& text);
-// Prints (or writes to `out_file`, atomically) the document.
+// Prints (or writes to `out_file`, atomically; "-" or "": standard output) the document.
 void emit(const std::string& text, const std::string& out_file);
 
 // A code in hex, as many digits as `bits` need (0x7e, 0x3f80).

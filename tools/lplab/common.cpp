@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <stdexcept>
 #include <system_error>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
+#include "lplab/experiments/files.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/table.h"
 #include "lplab/experiments/text.h"
@@ -55,12 +58,44 @@ std::vector<std::string> Args::values(const std::string& name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
+namespace {
+const char* output_name(Output o) { return o == Output::json ? "json" : o == Output::csv ? "csv" : "table"; }
+}  // namespace
+
 Output output_of(const Args& a) {
-  const std::string s = a.value("--output", "table");
-  if (s == "table") return Output::table;
-  if (s == "csv") return Output::csv;
-  if (s == "json") return Output::json;
-  throw UsageError(fmt::format("unknown output '{}' (table, csv, json)", s));
+  // A file named .json or .csv asks for that format; --output may say so
+  // too, but never the other.
+  const std::string by_name = extension_format(a.value("--out"));
+  const std::optional<std::string> given = a.optional_value("--output");
+  if (!given) return by_name == "json" ? Output::json : by_name == "csv" ? Output::csv : Output::table;
+  Output o;
+  if (*given == "table") o = Output::table;
+  else if (*given == "csv") o = Output::csv;
+  else if (*given == "json") o = Output::json;
+  else throw UsageError(fmt::format("unknown output '{}' (table, csv, json)", shown(*given)));
+  if (!by_name.empty() && by_name != output_name(o))
+    throw UsageError(fmt::format("--out {}: a .{} name, but --output {}; give --output {} or name the file .{}",
+                                 a.value("--out"), by_name, output_name(o), by_name,
+                                 o == Output::table ? "txt" : output_name(o)));
+  return o;
+}
+
+std::string output_file(const Args& a, const std::string& option, const std::vector<std::string>& inputs) {
+  if (!a.given(option)) return "";
+  const std::string path = a.value(option);
+  if (path.empty()) throw UsageError(fmt::format("{} is empty: give a file name, or - for standard output", option));
+  // An input's identity first (the most important refusal), then names that
+  // say "data another program reads": lplab's text would hide in them
+  // (numpy's .npy, a spec's .yaml). JUnit is XML.
+  check_output_file(option, path, inputs);
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  const bool junit = option == "--junit";
+  if (ext == ".npy" || ext == ".npz" || ext == ".yaml" || ext == ".yml" ||
+      (junit && (ext == ".json" || ext == ".csv")) || (!junit && ext == ".xml"))
+    throw UsageError(fmt::format("{} {}: a {} name, but lplab writes {} here; name the file .{}", option, path,
+                                 ext, junit ? "JUnit XML" : "text, CSV or JSON", junit ? "xml" : "txt, .csv or .json"));
+  return path;
 }
 
 std::vector<const FormatEntry*> resolve_formats(const std::vector<std::string>& names) {

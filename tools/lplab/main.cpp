@@ -5,8 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <new>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -20,6 +25,7 @@
 
 #include "lplab/commands.h"
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/files.h"
 #include "lplab/kernels/targets.h"
 
 namespace {
@@ -107,11 +113,39 @@ const Command* named_command(int argc, char** argv) {
   return nullptr;
 }
 
+// The heartbeat of long work where stderr is no terminal (Progress): every
+// LPLAB_PROGRESS_SECONDS seconds (default 10; 0: none).
+unsigned heartbeat_seconds() {
+  const char* env = std::getenv("LPLAB_PROGRESS_SECONDS");
+  if (env == nullptr || *env == '\0') return 10;
+  const std::string s(env);
+  if (s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
+    throw lplab::experiments::UsageError(fmt::format("LPLAB_PROGRESS_SECONDS '{}': expected a whole number of seconds (0: no progress lines)",
+                                 lplab::experiments::shown(s)));
+  return static_cast<unsigned>(std::stoul(s));
+}
+
+// What an allocation that failed means to a user: the limit in force, if any.
+std::string memory_limit_text() {
+  struct rlimit r {};
+  if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+    return fmt::format("the address-space limit is {:.3g} GiB (ulimit -v); raise it or ask for less",
+                       static_cast<double>(r.rlim_cur) / 1073741824.0);
+  if (getrlimit(RLIMIT_DATA, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+    return fmt::format("the data limit is {:.3g} GiB (ulimit -d); raise it or ask for less",
+                       static_cast<double>(r.rlim_cur) / 1073741824.0);
+  return "the machine has no memory left for it; ask for less";
+}
+
 int run(int argc, char** argv);
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG, which the
+  // writers report in one line and clean up after, instead of killing the
+  // process and leaving a temporary behind.
+  signal(SIGXFSZ, SIG_IGN);
   const Command* c = named_command(argc, argv);
   return checked_exit(run(argc, argv), c != nullptr ? c->internal_error_status : 1);
 }
@@ -133,8 +167,29 @@ int run(int argc, char** argv) {
 
   const std::string first = argc > 1 ? argv[1] : "";
   const Command* named = named_command(argc, argv);
+  // `lplab` alone and `lplab help [COMMAND]` print help, as --help does.
+  if (argc == 1 || first == "help") {
+    if (argc > 3) {
+      std::fprintf(stderr, "lplab: error: help takes at most one command's name\n");
+      return 2;
+    }
+    if (argc == 3) {
+      for (const Declared& d : declared)
+        if (d.command().name == argv[2]) {
+          print_help(app.get_subcommand(argv[2])->help());
+          return 0;
+        }
+      std::fprintf(stderr, "lplab: error: help: unknown command '%s'%s (%s)\n",
+                   lplab::experiments::shown(argv[2]).c_str(), lplab::experiments::did_you_mean(argv[2], names).c_str(),
+                   fmt::format("{}", fmt::join(names, ", ")).c_str());
+      return 2;
+    }
+    print_help(app.help());
+    return 0;
+  }
   if (!first.empty() && first[0] != '-' && named == nullptr) {
-    std::fprintf(stderr, "lplab: error: unknown command '%s' (%s)\n", argv[1],
+    std::fprintf(stderr, "lplab: error: unknown command '%s'%s (%s)\n", lplab::experiments::shown(argv[1]).c_str(),
+                 lplab::experiments::did_you_mean(argv[1], names).c_str(),
                  fmt::format("{}", fmt::join(names, ", ")).c_str());
     return 2;
   }
@@ -172,6 +227,12 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "lplab: error: %s\n", e.what());
     return 2;
   }
+  try {
+    Progress::set_heartbeat(heartbeat_seconds());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "lplab: error: %s\n", e.what());
+    return 2;
+  }
   const Declared* chosen = nullptr;
   for (const Declared& d : declared)
     if (d.parsed()) chosen = &d;
@@ -194,6 +255,13 @@ int run(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "lplab: error: %s\n", e.what());
     return 2;
+  } catch (const lplab::experiments::WriteError& e) {
+    std::fprintf(stderr, "lplab: error: %s\n", e.what());
+    return internal_error;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "lplab: error: out of memory: an allocation failed; %s; nothing was written\n",
+                 memory_limit_text().c_str());
+    return internal_error;
   } catch (const std::system_error& e) {
     // fmt::print throws when standard output takes no more: checked_exit
     // says so in one line.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -54,7 +55,12 @@ class Params {
   double real(std::string_view name) const;
   const std::string& text(std::string_view name) const;
   std::vector<std::string> list(std::string_view name) const;
-  std::vector<double> numbers(std::string_view name) const;  // a numeric list
+  // A numeric list, each item the double nearest it: for quantities that
+  // are doubles (sigmas, sizes).
+  std::vector<double> numbers(std::string_view name) const;
+  // A numeric list, each item exactly as written (parse_value): for values
+  // that are rounded into a format, once (a double would round them twice).
+  std::vector<Decimal> decimals(std::string_view name) const;
   // name=value for every parameter, in declaration order (for headers and merge).
   const std::vector<std::pair<std::string, std::string>>& all() const { return values_; }
 
@@ -83,6 +89,9 @@ struct Interrupted : std::runtime_error {
 class Progress {
  public:
   explicit Progress(std::string label = {});
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   void set_total(std::uint64_t steps);
   void step(std::uint64_t n = 1);  // may throw Interrupted
   void finish();                   // clears the line
@@ -91,12 +100,19 @@ class Progress {
   // Clears the flag: for a process that goes on after an interrupted run
   // (the Python package, whose next call must not stop at once).
   static void clear_interrupt();
+  // Where stderr is not a terminal (a CI log, a pipe), a line every
+  // `seconds` on stderr while a Progress lives ("lplab: regress: checks:
+  // 40% after 30 s"), so that long work is never silent; 0 (the default:
+  // the Python package) prints none. The tool sets it (main.cpp).
+  static void set_heartbeat(unsigned seconds);
 
  private:
+  struct Heartbeat;
   std::string label_;
-  std::uint64_t total_ = 0, done_ = 0;
+  std::atomic<std::uint64_t> total_{0}, done_{0};
   double last_draw_ = 0;
   bool tty_ = false;
+  std::unique_ptr<Heartbeat> heartbeat_;
 };
 
 struct Context {

@@ -1,6 +1,9 @@
 // `lplab report`: the default suite on this machine, written as a report
-// directory -- index.html (one self-contained page), index.md, the plots
-// (SVG, PNG and their gnuplot scripts) and every table as CSV and JSON.
+// directory -- index.html and index.md (the same content, each with a
+// contents list; the plots shown from plots/, tables of more than 40 rows
+// summarised and linked), the plots (SVG, PNG and their gnuplot scripts,
+// which redraw them when run from the report's folder) and every table as
+// CSV and JSON in data/.
 #pragma once
 
 #include <functional>
@@ -38,10 +41,21 @@ struct ReportOptions {
 };
 
 // Runs the suite and writes the directory: into a temporary directory beside
-// it, renamed into place only when complete (an interrupted run leaves the
-// previous report untouched). Throws UsageError when `dir` exists and is not
-// an lplab report, or cannot be written. Returns the summary table.
+// it (DIR.tmpPID, marked as lplab's from the start), renamed into place only
+// when complete (an interrupted run leaves the previous report untouched).
+// First removes what killed runs left (remove_stale_report_folders). Throws
+// UsageError when `dir` exists and is not an lplab report, or cannot be
+// written. Returns the summary table.
 Table write_report(const ReportOptions& options);
+
+// Clears what runs killed outright (SIGKILL, a power cut) left beside `dir`,
+// touching only folders it can prove are a report run's own: named DIR.tmpPID
+// or DIR.oldPID, PID no running process, a directory of this user (not a
+// symbolic link) holding lplab's marker file. DIR.tmpPID is removed. DIR.oldPID
+// is the previous report, moved aside just before the new one took its
+// place: it goes back to DIR when DIR is missing (the run died between the
+// two renames), and is removed otherwise.
+void remove_stale_report_folders(const std::string& dir);
 
 // Checks, before any work, that `dir` can take a report: a new path in a
 // writable directory, or a report lplab wrote that holds nothing else (its
@@ -49,7 +63,9 @@ Table write_report(const ReportOptions& options);
 // e.g. the files in it that lplab did not write.
 void check_report_dir(const std::string& dir);
 
-// The plots of the report, drawn from the experiments' tables.
+// The plots of the report, drawn from the experiments' tables, each through
+// make_readable (plot.h): no series hidden under another without a word, no
+// point off a log axis uncounted.
 std::vector<Plot> report_plots(const std::vector<Table>& tables);
 // The report's summary: one row per headline figure, with where it comes from.
 Table report_summary(const std::vector<Table>& tables);

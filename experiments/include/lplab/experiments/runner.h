@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/experiments/experiment.h"
+#include "lplab/experiments/files.h"
 
 namespace lplab::experiments {
 
@@ -61,8 +62,10 @@ Shard parse_shard(const std::string& text);
 // The run's record, as `--output json` writes it.
 nlohmann::ordered_json run_record(const RunResult& r);
 // Joins the records of the N shards of one run (each exactly once, same
-// experiment, parameters, dtypes and input) into the record of the whole
-// run: each table's rows in grid order. Throws UsageError naming the file
+// experiment, parameters, dtypes and input, the same lplab version, every
+// table of the run with its rows, a whole-number shard index and count)
+// into the record of the whole run: each table's rows in grid order. Every
+// shard is validated before any is joined. Throws UsageError naming the file
 // (by its index in `names`) and the mismatch.
 nlohmann::ordered_json merge_records(const std::vector<nlohmann::ordered_json>& records,
                                      const std::vector<std::string>& names);
@@ -74,19 +77,7 @@ std::vector<Table> tables_of(const nlohmann::ordered_json& record);
 std::string render_text(const std::vector<Table>& tables);
 std::string render_csv(const std::vector<Table>& tables);
 
-// Writes `content` to `path`. A regular file (or a new path) is written
-// atomically: a temporary file beside it, then a rename, so that an
-// interrupted run leaves either the old file or the new. A symbolic link is
-// followed: the file it names is written and the link stays. An existing
-// device or FIFO (/dev/stdout, a named pipe) is written through, never
-// replaced. Every write is checked.
-void write_file_atomic(const std::string& path, const std::string& content);
-
-// Checks, before any work, that write_file_atomic(path, ...) can succeed: not
-// a directory, in a directory that exists and takes a new file (or a device
-// or FIFO that can be opened for writing). `option` names it in the message
-// ("--out", "--junit").
-void check_output_file(const std::string& option, const std::string& path);
+// write_file_atomic and check_output_file: files.h.
 
 // Refuses a run that would need more than the machine's memory.
 void require_memory(double bytes, const std::string& what);

@@ -149,6 +149,9 @@ Spec parse_spec(std::string_view text, const std::string& name);
 // Reads the file and parses it; relative .npy paths are taken relative to the
 // file's directory.
 Spec load_spec(const std::string& path);
+// Every file a spec's checks read (their .npy inputs, paths as load_spec
+// resolved them), each once: what an output of the run must never be.
+std::vector<std::string> input_files(const Spec& spec);
 
 // The two arrays a check compares, element by element. (Named apart from
 // plot.h's Series: two classes of one name in one namespace broke the

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lplab/formats/decimal.h"
 #include "lplab/formats/policy.h"
@@ -36,6 +37,12 @@ std::string shortest(double v);
 // User text quoted in an error message, cut to its first 60 characters and
 // "..." when longer: a hostile input gets a one-line error.
 std::string shown(std::string_view s);
+
+// " (did you mean 'X'?)" for the known word nearest `word` when it is a near
+// miss (at most 2 edits, fewer than a third of its letters), else "": every
+// list a user names from (commands, parameters, spec keys) suggests alike.
+std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known);
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& known);
 
 // A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110".
 std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, int mantissa_bits);

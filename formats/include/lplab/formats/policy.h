@@ -88,8 +88,16 @@ constexpr PolicyAliases overflow_aliases(Overflow o) noexcept {
 // by the caller instead of global state.
 enum class Flag : std::uint8_t {
   inexact = 1u << 0,    // the result differs from the exact value
-  underflow = 1u << 1,  // the exact value is nonzero and the result is subnormal or zero
-                        // (or, in a format without subnormals, clamped up to its smallest value)
+  underflow = 1u << 1,  // the result is tiny and inexact (IEEE 754-2019 7.5, default
+                        // non-trapping handling): the exact value is nonzero, differs from
+                        // the result, and the result is subnormal or zero (or, in a format
+                        // without subnormals, the exact value lies below its smallest value,
+                        // which it rounds or is clamped up to). An exact subnormal result
+                        // (2^-24 into float16) raises nothing. Tininess is judged on the
+                        // delivered result: a value that rounds up to the smallest normal is
+                        // not tiny (IEEE's unbounded-exponent "after rounding" rule also calls
+                        // it tiny when that rounding alone stays below, e.g. 2^-14 - 2^-25
+                        // into float16: lplab raises inexact only)
   overflow = 1u << 2,   // the exact value exceeded the format's finite range
   invalid = 1u << 3,    // a NaN was produced from non-NaN operands (0/0, inf-inf, sqrt(-1),
                         // e4m3fn overflow, zero or a negative into e8m0), or a NaN had to

@@ -152,11 +152,19 @@ LPLAB_HD constexpr code_t<D> round_pack_as(bool neg, U sig, int e, Overflow o,
   std::int64_t code = static_cast<std::int64_t>(kept) +
                       static_cast<std::int64_t>(e_eff + D.bias - 1) *
                           static_cast<std::int64_t>(std::uint64_t{1} << L::M);
+  //
+  // Underflow under default exception handling (IEEE 754-2019 7.5): the
+  // result is tiny and inexact. Tiny: the result rounded at the format's own
+  // precision, subnormal quantum included, lies below the smallest normal
+  // 2^emin (code < 2^M); a value that rounds up to 2^emin is not tiny. An
+  // exact subnormal result (2^-24 into float16) raises nothing.
   if (!exact) raise(flags, Flag::inexact);
   if constexpr (L::has_zero) {
-    if (code < static_cast<std::int64_t>(std::uint64_t{1} << L::M)) raise(flags, Flag::underflow);
+    if (!exact && code < static_cast<std::int64_t>(std::uint64_t{1} << L::M)) raise(flags, Flag::underflow);
     if (code == 0) return pack_zero<D>(neg, flags);
   } else if (below_normal) {  // E8M0: values below the smallest become the smallest
+    // Tiny, and never exact (E8M0 holds nothing below 2^emin): a clamp up
+    // or a rounding to 2^emin, underflow and inexact both.
     raise(flags, Flag::underflow);
     if (code < 0) {
       raise(flags, Flag::inexact);
@@ -216,7 +224,7 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
   // dropped, subnormals included, and the sign lands in place by the shift:
   //   code = (x + increment) >> s
   // for every finite input whose result is finite (and, when flags are
-  // asked for, not tiny: the general path raises underflow).
+  // asked for, not tiny: the general path decides underflow).
   constexpr bool same_exponent_field =
       LF::E == LT::E && From.bias == To.bias && From.has_subnormals == To.has_subnormals &&
       From.encoding == Encoding::ieee && To.encoding == Encoding::ieee && From.is_signed &&

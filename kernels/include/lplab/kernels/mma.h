@@ -88,9 +88,11 @@ std::vector<std::string_view> closest_mma_instructions(std::string_view name, st
 // D of one the C of the next: a[t], b[t] the operands' values (mma_decode),
 // c the first C (a value of the instruction's C type), sa and sb the block
 // scales' values (K / scale_block each) for a block-scaled instruction.
-// `trace` (optional) records each step.
+// `steps` (optional) receives every fused step of the chain, however many,
+// numbered across it (none for the fma and ftz_pairs models).
 double mma_chain(const MmaInstruction& i, std::span<const double> a, std::span<const double> b, double c,
-                 std::span<const double> sa = {}, std::span<const double> sb = {}, MmaTrace* trace = nullptr);
+                 std::span<const double> sa = {}, std::span<const double> sb = {},
+                 std::vector<MmaStepTrace>* steps = nullptr);
 
 // "algorithm, L = 16, F = 25, e_zero = -133, RZ fp32" -- one line for listings.
 std::string mma_parameters(const MmaInstruction& i);

@@ -78,19 +78,37 @@ struct MmaModel {
   int emin_a = 0, emin_b = 0, emin_c = 0, emin_d = 0, emin_scale = 0;  // smallest normal exponents
 };
 
-// What decided one step's result (lplab mma prints it).
+// What decided one step's result (lplab mma prints it). Every cut is
+// recorded with whether it lost bits, so that a reader can tell the grid
+// that decided D from one that every term already lay on.
 struct MmaStepTrace {
   int first = 0, count = 0;  // the products of the step
-  int exponent = 0;          // E: the largest alignment exponent
-  int grid = 0;              // the terms were cut to multiples of 2^grid
+  int exponent = 0;          // E: the largest alignment exponent (two_stage: of the products and C)
+  int grid = 0;              // the terms were cut to multiples of 2^grid (two_stage: the products,
+                             // F below their largest; two_stage_split: the larger half's)
   int terms_cut = 0;         // terms that lost bits there
-  double kept = 0;           // the exact sum of what was kept, before `rounding`
+  bool products_zero = false;  // two_stage: every product zero, so none was cut (no grid)
+  // two_stage and two_stage_split only: the cuts after the products'.
+  bool half_cut = false;     // split: the half with the smaller exponent floored to `grid`, losing bits
+  int c_grid = 0;            // C floored to a multiple of 2^c_grid (F below E) ...
+  bool c_cut = false;        // ... losing bits
+  bool c_dropped = false;    // split: C (nonzero) dropped, lying F + 1 binades below the products
+  int common_grid = 0;       // the products' sum floored to 2^common_grid (F2 + 1 bits below E) ...
+  bool dot_cut = false;      // ... losing bits
+  int sum_grid = 0;          // the sum of both floored to 2^sum_grid (F2 bits below its leading bit) ...
+  bool sum_cut = false;      // ... losing bits
+  double kept = 0;           // the sum of what was kept, before `rounding` (`exact`: the exact sum)
+  bool kept_inexact = false;  // `exact` only: kept is the nearest double to that sum, not the sum
   double result = 0;         // the step's output (the next step's C)
-  bool special = false;      // NaN or an infinity decided it
+  bool rounded = false;      // `rounding` changed the kept sum (result != kept, exactly)
+  bool special = false;      // NaN or an infinity decided it: result is IEEE's
 };
+// A chain's steps, as many as fit: `total` counts every step taken, so
+// total - steps of them were not recorded.
 struct MmaTrace {
   static constexpr int kCapacity = 64;
   int steps = 0;
+  int total = 0;
   MmaStepTrace step[kCapacity];
 };
 
@@ -110,6 +128,11 @@ LPLAB_HD constexpr std::int64_t shift_floor(std::int64_t u, int s) noexcept {
   if (s >= 0) return u * (std::int64_t{1} << s);
   if (s <= -63) return u < 0 ? -1 : 0;
   return u >> -s;  // arithmetic: floor
+}
+// Whether shift_floor(u, s) loses bits of u (the trace's cuts).
+LPLAB_HD constexpr bool floor_loses(std::int64_t u, int s) noexcept {
+  if (s >= 0 || u == 0) return false;
+  return s <= -63 || shift_floor(u, s) * (std::int64_t{1} << -s) != u;
 }
 
 // x truncated toward zero (tensor_core::truncate_to_grid) or floored to a
@@ -195,37 +218,49 @@ struct WideSum {
     }
     return false;
   }
-  // Rounded to nearest-even float (+0 for an exact zero).
-  LPLAB_HD constexpr double to_float() noexcept {
-    const bool neg = (limb[kLimbs - 1] >> 63) != 0;
+  // Rounded to nearest even at `p` significant bits, on no grid finer than
+  // 2^(emin - p + 1) (+0 for an exact zero, a signed zero where it rounds
+  // to zero), as a double; `exact`, if given, says whether that is the sum
+  // itself. The sum is left as it is.
+  LPLAB_HD constexpr double nearest(int p, int emin, bool* exact = nullptr) const noexcept {
+    WideSum w = *this;
+    const bool neg = (w.limb[kLimbs - 1] >> 63) != 0;
     if (neg) {  // two's complement negation
       std::uint64_t carry = 1;
       for (int i = 0; i < kLimbs; ++i) {
-        limb[i] = ~limb[i] + carry;
-        carry = carry && limb[i] == 0;
+        w.limb[i] = ~w.limb[i] + carry;
+        carry = carry && w.limb[i] == 0;
       }
     }
     int top = -1;
     for (int i = kLimbs * 64 - 1; i >= 0; --i)
-      if (bit(i)) {
+      if (w.bit(i)) {
         top = i;
         break;
       }
+    if (exact) *exact = true;
     if (top < 0) return 0.0;
     int e = top + kBase;
-    if (e < kFp32Emin) e = kFp32Emin;
-    const int lsb = e - 23 - kBase;  // the float grid's bit
+    if (e < emin) e = emin;
+    const int lsb = e - (p - 1) - kBase;  // the grid's bit
     std::uint64_t mant = 0;
-    for (int i = top; i >= lsb && i >= 0; --i) mant = (mant << 1) | static_cast<std::uint64_t>(bit(i));
+    for (int i = top; i >= lsb && i >= 0; --i) mant = (mant << 1) | static_cast<std::uint64_t>(w.bit(i));
     if (lsb > 0) {
-      const bool half = bit(lsb - 1), rest = any_below(lsb - 1);
+      const bool half = w.bit(lsb - 1), rest = w.any_below(lsb - 1);
+      if (exact) *exact = !half && !rest;
       if (half && (rest || (mant & 1))) ++mant;
     } else {
       mant <<= -lsb;  // exact
     }
     const double v = double_bits::scale2(static_cast<double>(mant), lsb + kBase);
-    const double r = v >= 0x1p128 ? double_bits::infinity(false) : static_cast<double>(static_cast<float>(v));
-    return neg ? -r : r;
+    return neg ? -v : v;
+  }
+  // Rounded to nearest-even float (+0 for an exact zero).
+  LPLAB_HD constexpr double to_float() const noexcept {
+    const double v = nearest(24, kFp32Emin);
+    const double mag = v < 0 ? -v : v;
+    const double r = mag >= 0x1p128 ? double_bits::infinity(false) : static_cast<double>(static_cast<float>(mag));
+    return v < 0 ? -r : r;
   }
 };
 
@@ -264,7 +299,7 @@ LPLAB_HD constexpr double fused_step(const MmaModel& m, const double* p, const i
   terms[n] = c;
   double special = 0;
   if (special_sum(terms, n + 1, special)) {
-    if (tr) tr->special = true;
+    if (tr) tr->special = true, tr->result = special;
     return special;
   }
   int E = c != 0 ? exponent(c, emin_c) : m.zero_exponent;
@@ -281,7 +316,14 @@ LPLAB_HD constexpr double fused_step(const MmaModel& m, const double* p, const i
     units += u;
   }
   const double d = round_out(units, q, m.rounding);
-  if (tr) *tr = {tr->first, tr->count, E, q, cut_terms, double_bits::scale2(static_cast<double>(units), q), d, false};
+  if (tr) {
+    tr->exponent = E;
+    tr->grid = q;
+    tr->terms_cut = cut_terms;
+    tr->kept = double_bits::scale2(static_cast<double>(units), q);  // exact: |units| < 2^53
+    tr->result = d;
+    tr->rounded = d != tr->kept;
+  }
   return d;
 }
 
@@ -294,26 +336,34 @@ LPLAB_HD constexpr double two_stage_c(const MmaModel& m, std::int64_t units, int
   const int e_c = exponent(c, kFp32Emin);
   const int e_max = e_dot > e_c ? e_dot : e_c;
   // Both in units of 2^(e_max - F2 - 1).
-  const std::int64_t dot = shift_floor(units, e_dot - e_max + (F2 + 1 - F));
-  std::int64_t cc = floor_to(c, e_max - F) * (std::int64_t{1} << (F2 + 1 - F));
-  if (drop_far_c && e_c < e_max - F - 1) cc = 0;
+  const int shift = e_dot - e_max + (F2 + 1 - F);
+  const std::int64_t dot = shift_floor(units, shift);
+  const std::int64_t c_units = floor_to(c, e_max - F);
+  std::int64_t cc = c_units * (std::int64_t{1} << (F2 + 1 - F));
+  const bool dropped = drop_far_c && e_c < e_max - F - 1;
+  if (dropped) cc = 0;
   const std::int64_t sum = dot + cc;
-  int cut_terms = 0;
-  double d = 0.0;
+  double kept = 0.0, d = 0.0;
+  int e = 0;
   if (sum != 0) {
     const int q = e_max - F2 - 1;
     const double v = double_bits::scale2(static_cast<double>(sum), q);  // exact
-    const int e = exponent(v, kFp32Emin);
-    const std::int64_t kept = floor_to(v, e - F2);
-    cut_terms = double_bits::scale2(static_cast<double>(kept), e - F2) != v;
-    d = static_cast<double>(static_cast<float>(double_bits::scale2(static_cast<double>(kept), e - F2)));
-    if (tr) tr->kept = double_bits::scale2(static_cast<double>(kept), e - F2);
+    e = exponent(v, kFp32Emin);
+    kept = double_bits::scale2(static_cast<double>(floor_to(v, e - F2)), e - F2);
+    d = static_cast<double>(static_cast<float>(kept));
+    if (tr) tr->sum_cut = kept != v;
   }
   if (tr) {
     tr->exponent = e_max;
-    tr->grid = e_max - F2 - 1;
-    tr->terms_cut += cut_terms;
+    tr->c_grid = e_max - F;
+    tr->c_dropped = dropped && c != 0;
+    tr->c_cut = !dropped && double_bits::scale2(static_cast<double>(c_units), e_max - F) != c;
+    tr->common_grid = e_max - F2 - 1;
+    tr->dot_cut = floor_loses(units, shift);
+    tr->sum_grid = e - F2;
+    tr->kept = kept;
     tr->result = d;
+    tr->rounded = d != kept;
   }
   return d;
 }
@@ -372,6 +422,7 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
   }
   for (int first = 0; first < k; first += L) {
     MmaStepTrace* tr = nullptr;
+    if (trace) ++trace->total;
     if (trace && trace->steps < MmaTrace::kCapacity) {
       tr = &trace->step[trace->steps++];
       *tr = MmaStepTrace{};
@@ -436,6 +487,7 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
             terms[t] = double_bits::infinity(p[t] < 0);
         }
         terms[L] = c;
+        bool special_c_dropped = false;
         if (split && !double_bits::is_finite(c)) {
           // MMA-Sim 2.1.1 drops C lying more than F + 1 binades below the
           // products even when C is NaN or infinite (whose exponent it takes
@@ -451,15 +503,17 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
           if (-1 < e_dot - m.fraction_bits - 1) {
             c = 0.0;
             terms[L] = 0.0;
+            special_c_dropped = true;
           }
         }
         double special = 0;
         if (special_sum(terms, L + 1, special)) {
-          if (tr) tr->special = true;
+          if (tr) tr->special = true, tr->result = special;
           c = special;
           break;
         }
         int cut_terms = 0, e_dot = kAllZero;
+        bool half_cut = false;
         std::int64_t units = 0;
         if (!split) {
           units = fuse_products(p, e, L, 1, m.fraction_bits, e_dot, cut_terms);
@@ -469,9 +523,16 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
           const std::int64_t odd = fuse_products(p + 1, e + 1, L - 1, 2, m.fraction_bits, e_odd, cut_terms);
           e_dot = e_even > e_odd ? e_even : e_odd;
           units = shift_floor(even, e_even - e_dot) + shift_floor(odd, e_odd - e_dot);
+          half_cut = floor_loses(even, e_even - e_dot) || floor_loses(odd, e_odd - e_dot);
         }
-        if (tr) tr->terms_cut = cut_terms;
         c = two_stage_c(m, units, e_dot, c, split, tr);
+        if (tr) {
+          tr->grid = e_dot - m.fraction_bits;
+          tr->products_zero = e_dot == kAllZero;
+          tr->terms_cut = cut_terms;
+          tr->half_cut = half_cut;
+          tr->c_dropped = tr->c_dropped || special_c_dropped;
+        }
         break;
       }
       case MmaAlgorithm::exact: {
@@ -480,7 +541,7 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
         terms[L] = c;
         double special = 0;
         if (special_sum(terms, L + 1, special)) {
-          if (tr) tr->special = true;
+          if (tr) tr->special = true, tr->result = special;
           c = special;
           break;
         }
@@ -490,8 +551,14 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
         for (int t = 0; t <= L; ++t) w.add(terms[t]);
         c = w.to_float();
         if (tr) {
-          tr->kept = c;
+          bool exact = true;
+          tr->kept = w.nearest(53, -1022, &exact);
+          tr->kept_inexact = !exact;
           tr->result = c;
+          // Whether rounding moved it: the exact sum minus D is not zero
+          // (an overflow to infinity always moved it).
+          if (double_bits::is_finite(c)) w.add(-c);
+          tr->rounded = !double_bits::is_finite(c) || w.nearest(53, -1022) != 0;
         }
         break;
       }
