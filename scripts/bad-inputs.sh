@@ -425,11 +425,12 @@ case_ refused -- inspect 1 --to fp8_e4m3
 # Signals: Ctrl-C and SIGTERM leave no output and no temporary.
 for sig in INT TERM; do
   count=$((count + 1))
-  "$lplab" run matmul_error --out sig.json > out.txt 2> err.txt &
+  rm -f sig.json
+  "$lplab" run underflow --param n=4000000 --threads 1 --out sig.json > out.txt 2> err.txt &
   pid=$!; sleep 1; kill -s "$sig" "$pid"; wait "$pid"; rc=$?
   verdict=interrupted
   if [[ -e sig.json ]] || ls -A | grep -q 'lplab-[0-9]*\.tmp$' || ((rc != 130)); then verdict="PROBLEM: exit $rc, $(ls -A | grep -c sig)"; problems=$((problems + 1)); fi
-  printf '| %d | `lplab run matmul_error --out sig.json` + SIG%s after 1 s | %d | %s | %s |\n' "$count" "$sig" "$rc" "$(head -n 1 err.txt)" "$verdict"
+  printf '| %d | `lplab run underflow --param n=4000000 --threads 1 --out sig.json` + SIG%s after 1 s | %d | %s | %s |\n' "$count" "$sig" "$rc" "$(head -n 1 err.txt)" "$verdict"
 done
 
 # Output that cannot be written.
