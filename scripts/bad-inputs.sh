@@ -322,6 +322,20 @@ for o in good.npy good-sym.xml good-hard.xml; do
   case_ refused KEEP=good.npy KEEP=sg.yaml -- regress sg.yaml --junit "$o"
 done
 
+# Spellings through a directory and back (adir/../NAME), and the shards
+# and the spec given by absolute path while the output is relative.
+for o in adir/../good.npy adir/../good-hard.json adir/../good-sym.json ./adir/../good-sym.json; do
+  case_ refused KEEP=good.npy -- run error --input "$work/good.npy" --out "$o"
+done
+for o in adir/../good-hard.xml adir/../good-sym.xml ./adir/../good-sym.xml "$work/adir/../good-hard.xml"; do
+  case_ refused KEEP=good.npy KEEP=sg.yaml -- regress "$work/sg.yaml" --junit "$o"
+done
+for o in adir/../shard1.json "$work/adir/../shard0-hard.json" adir/../shard0-sym.json; do
+  case_ refused KEEP=shard0.json KEEP=shard1.json -- merge "$work/shard0.json" "$work/shard1.json" --out "$o"
+done
+case_ refused KEEP=sg.yaml -- regress "$work/sg.yaml" --junit adir/../sg.yaml
+case_ refused KEEP=sg.yaml -- regress "$work/sg.yaml" --junit adir/../sg-hard.xml
+
 # Output paths every command refuses (or writes through, for devices), for
 # run, merge and values (--out) and regress (--junit).
 echo protected > ro.txt; chmod 444 ro.txt; keep ro.txt
@@ -367,6 +381,9 @@ case_ refused -- report --out ''
 case_ refused -- report --out -
 case_ refused -- report --out plainfile/r
 case_ refused -- report --out "$long"
+case_ refused -- report --out "$work/plainfile"
+case_ refused -- report --out "$work/ro.txt"
+case_ refused -- report --out /proc/lplab-report-new
 
 # Inputs that are not regular files, each refused with its real cause.
 ln -sf /nonexistent/x.npy dangling2.npy

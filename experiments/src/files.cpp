@@ -176,7 +176,7 @@ bool is_stale_temporary(const std::string& name, const std::string& target_name)
 
 void require_input_file(const std::string& path, std::string_view what) {
   if (path.empty()) throw UsageError(fmt::format("an empty path is not {}", what));
-  check_name_lengths(path, path);
+  check_name_lengths(shown(path), path);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw UsageError(fmt::format("{}: {}", path, stat_cause(errno, path)));
   if (S_ISDIR(st.st_mode)) throw UsageError(fmt::format("{}: is a directory, not {}", path, what));
@@ -231,7 +231,7 @@ std::string extension_format(const std::string& path) {
 void check_output_file(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
   if (path == kStandardOutput) return;
   if (path.empty()) throw UsageError(fmt::format("{} is empty: give a file name, or - for standard output", option));
-  const std::string label = fmt::format("{} {}", option, path);
+  const std::string label = fmt::format("{} {}", option, shown(path));  // a long path: its first 60 bytes
   check_name_lengths(label, path);
   const fs::path target = link_target(option, path);
   if (path.ends_with('/')) throw UsageError(fmt::format("{}: is a directory; give a file name", label));
