@@ -220,9 +220,14 @@ bool same_file(const std::string& a, const std::string& b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-std::string extension_format(const std::string& path) {
+std::string extension_of(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+std::string extension_format(const std::string& path) {
+  const std::string ext = extension_of(path);
   if (ext == ".json") return "json";
   if (ext == ".csv") return "csv";
   return "";

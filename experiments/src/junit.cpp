@@ -14,27 +14,7 @@
 namespace lplab::experiments {
 namespace {
 
-// The length of the UTF-8 sequence at the start of `s` (RFC 3629 section
-// 4: no overlong forms, no surrogates, nothing above U+10FFFF), or 0 when it
-// is not one; `code` gets its code point.
-std::size_t utf8_sequence(std::string_view s, char32_t& code) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char b0 = byte(0);
-  std::size_t n = 0;
-  char32_t lo = 0;
-  if (b0 < 0x80) return code = b0, 1;
-  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2, code = b0 & 0x1F, lo = 0x80;
-  else if (b0 >= 0xE0 && b0 <= 0xEF) n = 3, code = b0 & 0x0F, lo = 0x800;
-  else if (b0 >= 0xF0 && b0 <= 0xF4) n = 4, code = b0 & 0x07, lo = 0x10000;
-  else return 0;
-  if (s.size() < n) return 0;
-  for (std::size_t i = 1; i < n; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (byte(i) & 0x3F);
-  }
-  if (code < lo || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
-  return n;
-}
+// utf8_sequence: text.h.
 
 // XML 1.0 (section 2.4) text and attribute values: the five special
 // characters as entities; tab, newline and carriage return as character

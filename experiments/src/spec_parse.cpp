@@ -77,36 +77,6 @@ using spec_limits::matmul_size_error;
 constexpr std::size_t kMaxSpecBytes = std::size_t{16} << 20;  // 16 MiB
 
 
-// The known word nearest to `word`, if it is a near miss (text.h).
-std::string suggestion(std::string_view word, const std::vector<std::string_view>& known) {
-  return did_you_mean(word, known);
-}
-
-// Where `s` stops being UTF-8 (RFC 3629 section 4: no overlong forms, no
-// surrogates, nothing above U+10FFFF), or npos if it is UTF-8 throughout.
-std::size_t first_non_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b = [&](std::size_t j) { return static_cast<unsigned char>(s[j]); };
-    const unsigned char b0 = b(i);
-    std::size_t n = 0;
-    char32_t code = 0, lo = 0;
-    if (b0 < 0x80) n = 1, code = b0;
-    else if (b0 >= 0xC2 && b0 <= 0xDF) n = 2, code = b0 & 0x1F, lo = 0x80;
-    else if (b0 >= 0xE0 && b0 <= 0xEF) n = 3, code = b0 & 0x0F, lo = 0x800;
-    else if (b0 >= 0xF0 && b0 <= 0xF4) n = 4, code = b0 & 0x07, lo = 0x10000;
-    else return i;
-    if (s.size() - i < n) return i;
-    for (std::size_t k = 1; k < n; ++k) {
-      if ((b(i + k) & 0xC0) != 0x80) return i;
-      code = (code << 6) | (b(i + k) & 0x3F);
-    }
-    if (code < lo || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return i;
-    i += n;
-  }
-  return std::string_view::npos;
-}
-
 std::string join(const std::vector<std::string_view>& words) {
   return fmt::format("{}", fmt::join(words, ", "));
 }
@@ -140,7 +110,7 @@ class Reader {
       if (!it->first.IsScalar()) fail(kp, fmt::format("{}: a key must be a plain word", what));
       const std::string key = it->first.Scalar();
       if (std::find(known.begin(), known.end(), key) == known.end())
-        fail(kp, fmt::format("{}: unknown key '{}'{}; known: {}", what, shown(key), suggestion(key, known), join(known)));
+        fail(kp, fmt::format("{}: unknown key '{}'{}; known: {}", what, shown(key), did_you_mean(key, known), join(known)));
       for (const auto& e : out)
         if (e.first == key) fail(kp, fmt::format("{}: key '{}' given twice", what, shown(key)));
       out.push_back({key, Entry{it->second, kp}});
@@ -271,7 +241,7 @@ Distribution parse_distribution(const Reader& r, const YAML::Node& node, SpecPla
                                 const std::vector<std::string_view>& allowed) {
   const std::string s = r.text(node, at, "distribution");
   if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
-    r.fail(at, fmt::format("distribution: unknown '{}'{}; known: {}", shown(s), suggestion(s, allowed), join(allowed)));
+    r.fail(at, fmt::format("distribution: unknown '{}'{}; known: {}", shown(s), did_you_mean(s, allowed), join(allowed)));
   if (s == "half_normal") return Distribution::half_normal;
   if (s == "lognormal") return Distribution::lognormal;
   if (s == "uniform") return Distribution::uniform;
@@ -428,7 +398,7 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
         for (const kernels::AccumulatorPreset& a : kernels::accumulator_presets()) all.push_back(a.name);
         for (const kernels::AccumulatorPreset& a : kernels::plain_accumulator_presets()) plain.push_back(a.name);
         r.fail(vp, fmt::format("accumulator: unknown '{}'{}; known: {}, or a matrix-unit instruction (lplab mma "
-                               "--list)", shown(s), suggestion(s, all), join(plain)));
+                               "--list)", shown(s), did_you_mean(s, all), join(plain)));
       }
       // A block-scaled instruction applies its operands' block scales inside
       // the dot product (matmul.h's BlockScaledOperand); a spec's operands
@@ -625,7 +595,7 @@ Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
             q.scheme = r.text(qe.value, qp, k);
             const std::vector<std::string_view> names = scaled::scheme_names();
             if (std::find(names.begin(), names.end(), q.scheme) == names.end())
-              r.fail(qp, fmt::format("scheme: unknown '{}'{}; known: {}", shown(q.scheme), suggestion(q.scheme, names),
+              r.fail(qp, fmt::format("scheme: unknown '{}'{}; known: {}", shown(q.scheme), did_you_mean(q.scheme, names),
                                      join(names)));
             has_scheme = true;
           } else if (k == "row_length") {

@@ -47,6 +47,36 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return did_you_mean(word, std::vector<std::string_view>(known.begin(), known.end()));
 }
 
+std::size_t utf8_sequence(std::string_view s, char32_t& code) {
+  if (s.empty()) return 0;
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char b0 = byte(0);
+  std::size_t n = 0;
+  char32_t lo = 0;
+  if (b0 < 0x80) return code = b0, 1;
+  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2, code = b0 & 0x1F, lo = 0x80;
+  else if (b0 >= 0xE0 && b0 <= 0xEF) n = 3, code = b0 & 0x0F, lo = 0x800;
+  else if (b0 >= 0xF0 && b0 <= 0xF4) n = 4, code = b0 & 0x07, lo = 0x10000;
+  else return 0;
+  if (s.size() < n) return 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(i) & 0x3F);
+  }
+  if (code < lo || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
+  return n;
+}
+
+std::size_t first_non_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t code = 0;
+    const std::size_t n = utf8_sequence(s.substr(i), code);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 std::string shown(std::string_view s) {
   return s.size() <= 60 ? std::string(s) : std::string(s.substr(0, 60)) + "...";
 }

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cctype>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <stdexcept>
 #include <system_error>
@@ -88,8 +86,7 @@ std::string output_file(const Args& a, const std::string& option, const std::vec
   // say "data another program reads": lplab's text would hide in them
   // (numpy's .npy, a spec's .yaml). JUnit is XML.
   check_output_file(option, path, inputs);
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string ext = extension_of(path);
   const bool junit = option == "--junit";
   if (ext == ".npy" || ext == ".npz" || ext == ".yaml" || ext == ".yml" ||
       (junit && (ext == ".json" || ext == ".csv")) || (!junit && ext == ".xml"))

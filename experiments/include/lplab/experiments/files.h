@@ -64,6 +64,9 @@ void check_output_file(const std::string& option, const std::string& path,
 // (UsageError when the path itself is wrong: a directory, a bad link).
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// A file name's extension with its dot, lower-cased (".json"; "" for none).
+std::string extension_of(const std::string& path);
+
 // The text format a file name asks for by its extension: "json", "csv",
 // "" for any other name (a table, or a name that says nothing). Case is
 // ignored (.JSON is JSON).

@@ -44,6 +44,13 @@ std::string shown(std::string_view s);
 std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known);
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& known);
 
+// The length of the UTF-8 sequence at the start of `s` (RFC 3629 section
+// 4: no overlong forms, no surrogates, nothing above U+10FFFF), or 0 when it
+// is not one (or `s` is empty); `code` gets its code point.
+std::size_t utf8_sequence(std::string_view s, char32_t& code);
+// Where `s` stops being UTF-8, or npos if it is UTF-8 throughout.
+std::size_t first_non_utf8(std::string_view s);
+
 // A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110".
 std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, int mantissa_bits);
 
