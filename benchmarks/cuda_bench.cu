@@ -141,8 +141,8 @@ void BM_relu_e4m3(benchmark::State& state) {
   const kernels::Step relu[] = {{kernels::Unary::relu}};
   state.SetLabel("general path");
   timed(state, kN * 2.0, "copy", [&] {
-    cuda::map_unary(relu, {kernels::detail::FormatId::float8_e4m3fn, x.data(), l},
-                    {kernels::detail::FormatId::float8_e4m3fn, y.data(), l}, {}, cuda::Memory::device);
+    cuda::map_unary(relu, {kernels::FormatId::float8_e4m3fn, x.data(), l},
+                    {kernels::FormatId::float8_e4m3fn, y.data(), l}, {}, cuda::Memory::device);
   });
 }
 
@@ -159,8 +159,8 @@ void BM_relu_bf16(benchmark::State& state) {
   const kernels::Step relu[] = {{kernels::Unary::relu}};
   state.SetLabel(transposed ? "fast path, input transposed" : "fast path");
   timed(state, kN * 4.0, "copy", [&] {
-    cuda::map_unary(relu, {kernels::detail::FormatId::bfloat16, x.data(), lx},
-                    {kernels::detail::FormatId::bfloat16, y.data(), ly}, {}, cuda::Memory::device);
+    cuda::map_unary(relu, {kernels::FormatId::bfloat16, x.data(), lx},
+                    {kernels::FormatId::bfloat16, y.data(), ly}, {}, cuda::Memory::device);
   });
 }
 
@@ -170,9 +170,9 @@ void BM_add_bf16(benchmark::State& state) {
   cuda::convert(cuda::DeviceSpan<const float>(xf.span()), a.span());
   const kernels::Layout l({kN / 2});
   timed(state, kN / 2 * 6.0, "copy", [&] {
-    cuda::map_binary(kernels::Binary::add, 1.0f, {kernels::detail::FormatId::bfloat16, a.data(), l},
-                     {kernels::detail::FormatId::float32, xf.data(), l},
-                     {kernels::detail::FormatId::bfloat16, y.data(), l}, {}, cuda::Memory::device);
+    cuda::map_binary(kernels::Binary::add, 1.0f, {kernels::FormatId::bfloat16, a.data(), l},
+                     {kernels::FormatId::float32, xf.data(), l},
+                     {kernels::FormatId::bfloat16, y.data(), l}, {}, cuda::Memory::device);
   });
 }
 

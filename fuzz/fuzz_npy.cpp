@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "lplab/experiments/npy.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lx = lplab::experiments;
 
@@ -111,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   lx::NpyArray a;
   try {
     a = lx::parse_npy(bytes, "fuzz.npy", max_elements);
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     if (std::strncmp(e.what(), "fuzz.npy: ", 10) != 0) violated("message does not start with the file's name");
     return 0;
   }

@@ -26,7 +26,7 @@
 
 #include "lplab/experiments/experiment.h"
 #include "lplab/experiments/runner.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lx = lplab::experiments;
 
@@ -41,15 +41,15 @@ namespace {
 void check_number(std::string_view text) {
   double v;
   try {
-    v = lx::parse_number(text);
-  } catch (const lx::UsageError&) {
+    v = lplab::runtime::parse_number(text);
+  } catch (const lplab::runtime::UsageError&) {
     return;
   }
-  const std::string again = lx::shortest(v);
+  const std::string again = lplab::runtime::shortest(v);
   double w;
   try {
-    w = lx::parse_number(again);
-  } catch (const lx::UsageError&) {
+    w = lplab::runtime::parse_number(again);
+  } catch (const lplab::runtime::UsageError&) {
     violated("shortest() of a parsed number does not parse", again);
   }
   if (std::isnan(v)) {
@@ -61,14 +61,14 @@ void check_number(std::string_view text) {
 
 void check_policies(std::string_view text) {
   try {
-    const lplab::Round r = lx::parse_round(text);
-    if (lx::parse_round(lx::round_name(r)) != r) violated("round_name does not parse back", text);
-  } catch (const lx::UsageError&) {
+    const lplab::Round r = lplab::runtime::parse_round(text);
+    if (lplab::runtime::parse_round(lplab::runtime::round_name(r)) != r) violated("round_name does not parse back", text);
+  } catch (const lplab::runtime::UsageError&) {
   }
   try {
-    const lplab::Overflow o = lx::parse_overflow(text);
-    if (lx::parse_overflow(lx::overflow_name(o)) != o) violated("overflow_name does not parse back", text);
-  } catch (const lx::UsageError&) {
+    const lplab::Overflow o = lplab::runtime::parse_overflow(text);
+    if (lplab::runtime::parse_overflow(lplab::runtime::overflow_name(o)) != o) violated("overflow_name does not parse back", text);
+  } catch (const lplab::runtime::UsageError&) {
   }
 }
 
@@ -76,7 +76,7 @@ void check_shard(std::string_view text) {
   lx::Shard s;
   try {
     s = lx::parse_shard(std::string(text));
-  } catch (const lx::UsageError&) {
+  } catch (const lplab::runtime::UsageError&) {
     return;
   }
   if (!(s.index < s.count && s.count <= 100000)) violated("shard accepted out of range", text);
@@ -122,7 +122,7 @@ void check_params(std::string_view input) {
   const lx::Params p = [&] {
     try {
       return lx::Params(specs(), given, "fuzz");
-    } catch (const lx::UsageError&) {
+    } catch (const lplab::runtime::UsageError&) {
       return lx::Params();
     }
   }();
@@ -130,7 +130,7 @@ void check_params(std::string_view input) {
   const auto& s = specs();
   const double n = static_cast<double>(p.integer("n"));
   if (!(n >= s[0].min && n <= s[0].max)) violated("integer parameter accepted out of range", input);
-  if (lx::parse_number(p.text("n")) != std::floor(lx::parse_number(p.text("n"))))
+  if (lplab::runtime::parse_number(p.text("n")) != std::floor(lplab::runtime::parse_number(p.text("n"))))
     violated("integer parameter accepted with a fraction", input);
   const double tol = p.real("tol");
   if (!(tol >= s[1].min && tol <= s[1].max)) violated("real parameter accepted out of range", input);

@@ -18,7 +18,7 @@
 #include <variant>
 
 #include "lplab/experiments/spec.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lx = lplab::experiments;
 
@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   lx::Spec spec;
   try {
     spec = lx::parse_spec(text, "fuzz.yaml");
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     check_message(e.what());
     return 0;
   }

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "common.cuh"
+#include "lplab/kernels/plans.h"
 #include "lplab/kernels/random.h"
 
 namespace lplab::cuda {
@@ -173,9 +174,7 @@ void launch(const void* in, void* out, std::size_t n, const F& f) {
 }
 
 void check_call(std::size_t in, std::size_t out, const kernels::ConvertOptions& o) {
-  if (in != out)
-    detail::fail("convert: input and output lengths differ (" + std::to_string(in) + " vs " + std::to_string(out) +
-                 ")");
+  kernels::plan_convert(in, out);
   if (o.stats != nullptr) detail::fail("convert: flags are counted on the CPU only (options.stats)");
   if (o.round == Round::stochastic && o.first_index > ~std::uint64_t{0} - in)
     detail::fail("convert: first_index + n overflows the stochastic index");

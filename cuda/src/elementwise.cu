@@ -1,7 +1,7 @@
 // Elementwise ops on the device (lplab/cuda.h): one thread per output
 // element, in row-major index i, over strided views. Each element runs what
 // the CPU engine (kernels/src/elementwise.cpp) runs for it: the operands
-// decoded exactly, the steps through kernels::detail::apply_step / apply_binary (the
+// decoded exactly, the steps through kernels::apply_step / apply_binary (the
 // ops:: functors) in float -- or in double for Compute::fp64 -- rounded into
 // the output format after every step but the last for Compute::per_op, and
 // rounded with the caller's policy at the end; the rounding after step s
@@ -12,13 +12,13 @@
 #include <type_traits>
 
 #include "common.cuh"
-#include "format_visit.h"  // kernels/src: element_bytes
+#include "lplab/kernels/format_id.h"
 #include "lplab/kernels/random.h"
 
 namespace lplab::cuda {
 namespace {
 
-using kernels::detail::FormatId;
+using kernels::FormatId;
 
 // A view's shape and strides, by value for a kernel.
 struct Strides {
@@ -126,10 +126,10 @@ struct Policy {
 };
 
 // One step: the ops without a libm call inline, the others (tanh, erf, pow,
-// sqrt) through one compiled copy -- both kernels::detail::apply_step.
+// sqrt) through one compiled copy -- both kernels::apply_step.
 template <class R>
 __device__ __noinline__ R apply_libm(kernels::Unary op, float param, R x) {
-  return kernels::detail::apply_step(op, param, x);
+  return kernels::apply_step(op, param, x);
 }
 template <class R>
 __device__ __forceinline__ R apply(const kernels::Step& s, R x) {
@@ -137,7 +137,7 @@ __device__ __forceinline__ R apply(const kernels::Step& s, R x) {
     case kernels::Unary::identity:
     case kernels::Unary::relu:
     case kernels::Unary::square:
-    case kernels::Unary::scale: return kernels::detail::apply_step(s.op, s.param, x);
+    case kernels::Unary::scale: return kernels::apply_step(s.op, s.param, x);
     default: return apply_libm(s.op, s.param, x);
   }
 }
@@ -179,9 +179,9 @@ __global__ void binary_kernel(kernels::Binary op, float alpha, FormatId fa, cons
     const float va = load(fa, a, offset_of(sa, i)), vb = load(fb, b, offset_of(sb, i));
     const std::ptrdiff_t out = offset_of(sy, i);
     if (p.compute == kernels::Compute::fp64)
-      store(fy, y, out, kernels::detail::apply_binary<double>(op, alpha, va, vb), p.round, p.overflow, p.bits(0, i));
+      store(fy, y, out, kernels::apply_binary<double>(op, alpha, va, vb), p.round, p.overflow, p.bits(0, i));
     else
-      store(fy, y, out, kernels::detail::apply_binary<float>(op, alpha, va, vb), p.round, p.overflow, p.bits(0, i));
+      store(fy, y, out, kernels::apply_binary<float>(op, alpha, va, vb), p.round, p.overflow, p.bits(0, i));
   }
 }
 
@@ -268,7 +268,7 @@ __global__ void binary_fast_kernel(kernels::Binary op, float alpha, const void* 
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     store_k<YK>(y, offset_of(sy, i),
-                kernels::detail::apply_binary<float>(op, alpha, load_k<AK>(a, offset_of(sa, i)),
+                kernels::apply_binary<float>(op, alpha, load_k<AK>(a, offset_of(sa, i)),
                                                      load_k<BK>(b, offset_of(sb, i))),
                 o);
 }
@@ -308,7 +308,7 @@ bool fast_path(const kernels::ElementwiseOptions& o, std::initializer_list<Forma
 class Staged {
  public:
   Staged(FormatId f, const void* data, const kernels::Layout& l, Memory m)
-      : bytes_(extent(l) * kernels::detail::element_bytes(f)), data_(const_cast<void*>(data)) {
+      : bytes_(extent(l) * kernels::element_bytes(f)), data_(const_cast<void*>(data)) {
     if (m == Memory::device) return;
     buf_ = Buffer<unsigned char>(bytes_);
     buf_.upload(std::span<const unsigned char>(static_cast<const unsigned char*>(data), bytes_));
@@ -328,9 +328,9 @@ Policy policy_of(const kernels::ElementwiseOptions& o) { return {o.compute, o.ro
 
 }  // namespace
 
-void map_unary(std::span<const kernels::Step> chain, const kernels::detail::Operand& x,
-               const kernels::detail::Output& y, const kernels::ElementwiseOptions& o, Memory m) {
-  kernels::detail::check_map_unary(chain, x, y, o);
+void map_unary(std::span<const kernels::Step> chain, const kernels::Operand& x,
+               const kernels::Output& y, const kernels::ElementwiseOptions& o, Memory m) {
+  kernels::check_map_unary(chain, x, y, o);
   detail::require();
   const std::size_t n = y.layout.numel();
   if (n == 0) return;
@@ -354,10 +354,10 @@ void map_unary(std::span<const kernels::Step> chain, const kernels::detail::Oper
   dy.download();
 }
 
-void map_binary(kernels::Binary op, float alpha, const kernels::detail::Operand& a,
-                const kernels::detail::Operand& b, const kernels::detail::Output& y,
+void map_binary(kernels::Binary op, float alpha, const kernels::Operand& a,
+                const kernels::Operand& b, const kernels::Output& y,
                 const kernels::ElementwiseOptions& o, Memory m) {
-  kernels::detail::check_map_binary(op, alpha, a, b, y, o);
+  kernels::check_map_binary(op, alpha, a, b, y, o);
   detail::require();
   const std::size_t n = y.layout.numel();
   if (n == 0) return;

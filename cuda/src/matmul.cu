@@ -11,8 +11,8 @@
 #include "common.cuh"
 #include "lplab/kernels/exact_sum.h"
 #include "lplab/kernels/mma.h"
+#include "lplab/kernels/plans.h"
 #include "lplab/kernels/tensor_core_step.h"
-#include "tensor_core.h"  // kernels/src: the model the CPU resolves for a problem
 
 #define LPLAB_STRINGIFY2(x) #x
 #define LPLAB_STRINGIFY(x) LPLAB_STRINGIFY2(x)
@@ -51,35 +51,16 @@ __global__ void instruction_kernel(kernels::MmaModel model, int promote_every, c
                                  promote_every, nullptr);
 }
 
-void instruction_sums(const kernels::MatmulProblem& p, const kernels::MatmulOptions& o, double* sums) {
-  const kernels::MmaInstruction& i = kernels::mma_instructions()[static_cast<std::size_t>(o.accumulator.instruction)];
-  if (i.scale != kernels::MmaType::none)
-    detail::fail("matmul: " + i.name + " is block-scaled: the device runs the instructions without block scales");
-  // The unit reads values of its types only (kernels::matmul's check).
-  const auto check = [&](const float* x, std::size_t count, kernels::MmaType t, const char* name) {
-    for (std::size_t q = 0; q < count; ++q)
-      if (!kernels::mma_holds(t, x[q]))
-        detail::fail("matmul: an element of " + std::string(name) + ", " + std::to_string(x[q]) + ", is not a " +
-                     std::string(kernels::mma_type_info(t).name) + " value (" + i.name + ")");
-  };
-  check(p.a, p.m * p.k, i.a, "A");
-  check(p.b, p.k * p.n, i.b, "B");
-  if (o.c_input != nullptr)
-    for (std::size_t q = 0; q < p.m * p.n; ++q)
-      if (!kernels::mma_holds(i.c, o.c_input[q]))
-        detail::fail("matmul: C[" + std::to_string(q) + "] is not a value of " + i.name + "'s C type");
-  const auto K = static_cast<std::size_t>(i.k);
-  const std::size_t kp = (p.k + K - 1) / K * K;
-  std::vector<double> a(p.m * kp, 0.0), bt(p.n * kp, 0.0);
-  for (std::size_t r = 0; r < p.m; ++r)
-    for (std::size_t t = 0; t < p.k; ++t) a[r * kp + t] = p.a[r * p.k + t];
-  for (std::size_t t = 0; t < p.k; ++t)
-    for (std::size_t j = 0; j < p.n; ++j) bt[j * kp + t] = p.b[t * p.n + j];
-  const Buffer<double> da(a), db(bt), dout(p.m * p.n);
+// One chain per output on the device, by the CPU's plan (plans.h: the
+// instruction, k padded, B transposed).
+void instruction_sums(const kernels::InstructionPlan& plan, const kernels::MatmulProblem& p,
+                      const kernels::MatmulOptions& o, double* sums) {
+  const Buffer<double> da(plan.padded_rows_of_a(p)), db(plan.padded_columns_of_b(p)), dout(p.m * p.n);
   Buffer<double> dc;
   if (o.c_input != nullptr) dc = Buffer<double>(std::span<const double>(o.c_input, p.m * p.n));
   instruction_kernel<<<detail::blocks_for(p.m * p.n), detail::kThreads>>>(
-      i.model, o.accumulator.promote_every, da.data(), db.data(), dc.data(), p.m, p.n, kp, dout.data());
+      plan.instruction->model, o.accumulator.promote_every, da.data(), db.data(), dc.data(), p.m, p.n, plan.k_padded,
+      dout.data());
   detail::check_kernel("matmul");
   dout.download(std::span<double>(sums, p.m * p.n));
 }
@@ -91,18 +72,29 @@ namespace detail {
 void matmul_sums(const kernels::MatmulProblem& p, const kernels::MatmulOptions& o, double* sums) {
   using kernels::Accumulator;
   const Accumulator kind = o.accumulator.kind;
+  // What the device runs (the rest is the CPU's); the checks of what it
+  // runs are the CPU's plans.
   if (kind != Accumulator::tensor_core && kind != Accumulator::fp16 && kind != Accumulator::bf16 &&
       kind != Accumulator::instruction)
     fail(std::string("matmul: the ") + kernels::accumulator_name(kind) +
          " accumulator runs on the CPU (lplab::kernels::matmul); the device emulates the tensor-core models, the "
          "fp16/bf16 chains and the matrix-unit instructions, and cublas_matmul is its native GEMM");
+  if (kind == Accumulator::instruction) {
+    const kernels::MmaInstruction& i =
+        kernels::mma_instructions()[static_cast<std::size_t>(o.accumulator.instruction)];
+    if (i.scale != kernels::MmaType::none)
+      fail("matmul: " + i.name + " is block-scaled, and the device runs the instructions without block scales "
+           "(lplab::kernels::matmul runs it on block-scaled operands)");
+    const kernels::InstructionPlan plan = kernels::plan_instruction_matmul(p, o, false);
+    require();
+    return instruction_sums(plan, p, o, sums);
+  }
   require();
-  if (kind == Accumulator::instruction) return instruction_sums(p, o, sums);
   const std::size_t q = p.m * p.n;
   const Buffer<float> da(std::span<const float>(p.a, p.m * p.k)), db(std::span<const float>(p.b, p.k * p.n));
   const Buffer<double> dout(q);
   if (kind == Accumulator::tensor_core)
-    tensor_core_kernel<<<blocks_for(q), kThreads>>>(kernels::detail::tensor_core_model(p, o), da.data(), db.data(),
+    tensor_core_kernel<<<blocks_for(q), kThreads>>>(kernels::tensor_core_model(p, o), da.data(), db.data(),
                                                     p.m, p.n, p.k, dout.data());
   else if (kind == Accumulator::fp16)
     narrow_kernel<false><<<blocks_for(q), kThreads>>>(da.data(), db.data(), p.m, p.n, p.k, dout.data());

@@ -1,8 +1,10 @@
-// Block scaling on the device (lplab/cuda.h): the tensor's amax (for a
-// tensor scale) by an unsigned maximum of |x|'s bits, then one thread per
-// block: its amax, scale_rules::block_scale, and quantize_element for each
-// element -- the rules the CPU's vector loops compute (scale_rules.h).
+// Block scaling on the device (lplab/cuda.h): the CPU's plan (plans.h:
+// checks, sizes, the tensor scale), the tensor's amax (for a tensor scale) by
+// an unsigned maximum of |x|'s bits, then one thread per block: its amax,
+// scale_rules::block_scale, and quantize_element for each element -- the
+// rules the CPU's vector loops compute (scale_rules.h).
 #include "common.cuh"
+#include "lplab/kernels/plans.h"
 #include "lplab/kernels/scale_rules.h"
 
 namespace lplab::cuda {
@@ -114,63 +116,35 @@ __global__ void dequantize_kernel(kernels::ScaleRule rule, bool tensor, std::siz
                                                static_cast<float>(scales[i / bs]), tensor_scale);
 }
 
-void check_size(const char* fn, const char* what, std::size_t expected, std::size_t given) {
-  if (expected != given)
-    detail::fail(std::string(fn) + ": " + what + " has " + std::to_string(given) + " elements, expected " +
-                 std::to_string(expected));
-}
-
-// kernels::quantize's scheme checks, in its words.
-template <class Elem, class Scale>
-void check_scheme(const char* fn, const kernels::BlockScaling<Elem, Scale>& s) {
-  using kernels::ScaleRule;
-  if (s.block_size < 1) detail::fail(std::string(fn) + ": block_size must be at least 1");
-  if (s.tensor_scale && s.rule != ScaleRule::amax_ratio && s.rule != ScaleRule::amax_ratio_te)
-    detail::fail(std::string(fn) + ": a tensor scale needs ScaleRule::amax_ratio or amax_ratio_te");
-  if (s.rule == ScaleRule::amax_ratio_te && !s.tensor_scale)
-    detail::fail(std::string(fn) + ": ScaleRule::amax_ratio_te (Transformer Engine's NVFP4) needs the tensor scale");
-}
-
 }  // namespace
 
 template <kernels::BlockElement Elem, kernels::BlockScale Scale>
 void quantize(const kernels::BlockScaling<Elem, Scale>& s, DeviceSpan<const float> x, DeviceSpan<Elem> elems,
               DeviceSpan<Scale> scales, float* tensor_scale) {
-  check_scheme("quantize", s);
-  check_size("quantize", "elems", x.size, elems.size);
-  const auto bs = static_cast<std::size_t>(s.block_size);
-  const std::size_t blocks = kernels::scales_needed(s, x.size);
-  check_size("quantize", "scales", blocks, scales.size);
-  if (s.tensor_scale && tensor_scale == nullptr) detail::fail("quantize: this scheme needs a tensor_scale output");
+  const kernels::BlockPlan p = kernels::plan_block_quantize(s, x.size, elems.size, scales.size, tensor_scale);
   detail::require();
-  const bool te = s.rule == kernels::ScaleRule::amax_ratio_te;
-  const std::uint32_t amax_t = s.tensor_scale ? amax_bits(x) : 0;
-  const float s_enc = !s.tensor_scale ? 1.0f
-                      : te            ? sr::encode_scale_te<Elem, Scale>(amax_t)
-                                      : sr::encode_scale<Elem, Scale>(amax_t);
-  if (tensor_scale != nullptr) *tensor_scale = te ? sr::float_of(amax_t) : s_enc;
-  if (blocks == 0) return;
+  const kernels::TensorEncoding enc = kernels::tensor_encoding<Elem, Scale>(p, p.tensor_scale ? amax_bits(x) : 0);
+  if (tensor_scale != nullptr) *tensor_scale = enc.stored;
+  if (p.blocks == 0) return;
   constexpr std::size_t IE = catalog_index<Elem>(), IS = catalog_index<Scale>();
+  const std::size_t bs = p.block_size;
   if (32 % bs == 0)
     quantize_lanes_kernel<IE, IS><<<detail::blocks_for(x.size), detail::kThreads>>>(
-        s.rule, static_cast<unsigned>(bs), x.data, x.size, elems.data, scales.data, s_enc);
+        p.rule, static_cast<unsigned>(bs), x.data, x.size, elems.data, scales.data, enc.s_enc);
   else
-    quantize_kernel<IE, IS><<<detail::blocks_for(blocks), detail::kThreads>>>(s.rule, bs, x.data, x.size, elems.data,
-                                                                              scales.data, blocks, s_enc);
+    quantize_kernel<IE, IS><<<detail::blocks_for(p.blocks), detail::kThreads>>>(
+        p.rule, bs, x.data, x.size, elems.data, scales.data, p.blocks, enc.s_enc);
   detail::check_kernel("quantize");
 }
 
 template <kernels::BlockElement Elem, kernels::BlockScale Scale>
 void dequantize(const kernels::BlockScaling<Elem, Scale>& s, DeviceSpan<const Elem> elems,
                 DeviceSpan<const Scale> scales, DeviceSpan<float> y, float tensor_scale) {
-  check_scheme("dequantize", s);
-  check_size("dequantize", "y", elems.size, y.size);
-  check_size("dequantize", "scales", kernels::scales_needed(s, elems.size), scales.size);
+  const kernels::BlockPlan p = kernels::plan_block_dequantize(s, elems.size, scales.size, y.size);
   detail::require();
-  if (y.size == 0) return;
-  dequantize_kernel<catalog_index<Elem>(), catalog_index<Scale>()><<<detail::blocks_for(y.size), detail::kThreads>>>(
-      s.rule, s.tensor_scale, static_cast<std::size_t>(s.block_size), elems.data, scales.data, y.data, y.size,
-      tensor_scale);
+  if (p.n == 0) return;
+  dequantize_kernel<catalog_index<Elem>(), catalog_index<Scale>()><<<detail::blocks_for(p.n), detail::kThreads>>>(
+      p.rule, p.tensor_scale, p.block_size, elems.data, scales.data, y.data, p.n, tensor_scale);
   detail::check_kernel("dequantize");
 }
 
@@ -178,10 +152,7 @@ template <kernels::BlockElement Elem, kernels::BlockScale Scale>
 void quantize(const kernels::BlockScaling<Elem, Scale>& s, std::span<const float> x,
               std::span<std::type_identity_t<Elem>> elems, std::span<std::type_identity_t<Scale>> scales,
               float* tensor_scale) {
-  check_scheme("quantize", s);
-  check_size("quantize", "elems", x.size(), elems.size());
-  check_size("quantize", "scales", kernels::scales_needed(s, x.size()), scales.size());
-  if (s.tensor_scale && tensor_scale == nullptr) detail::fail("quantize: this scheme needs a tensor_scale output");
+  kernels::plan_block_quantize(s, x.size(), elems.size(), scales.size(), tensor_scale);
   detail::require();
   const Buffer<float> dx(x);
   const Buffer<Elem> de(elems.size());
@@ -196,9 +167,7 @@ void quantize(const kernels::BlockScaling<Elem, Scale>& s, std::span<const float
 template <kernels::BlockElement Elem, kernels::BlockScale Scale>
 void dequantize(const kernels::BlockScaling<Elem, Scale>& s, std::span<const std::type_identity_t<Elem>> elems,
                 std::span<const std::type_identity_t<Scale>> scales, std::span<float> y, float tensor_scale) {
-  check_scheme("dequantize", s);
-  check_size("dequantize", "y", elems.size(), y.size());
-  check_size("dequantize", "scales", kernels::scales_needed(s, elems.size()), scales.size());
+  kernels::plan_block_dequantize(s, elems.size(), scales.size(), y.size());
   detail::require();
   const Buffer<Elem> de(elems);
   const Buffer<Scale> ds(scales);
@@ -210,16 +179,11 @@ void dequantize(const kernels::BlockScaling<Elem, Scale>& s, std::span<const std
 template <kernels::BlockElement Elem>
 kernels::TensorScaleResult quantize(const kernels::TensorScaling<Elem>& s, DeviceSpan<const float> x,
                                     DeviceSpan<Elem> out, std::span<const float> history) {
-  check_size("quantize", "out", x.size, out.size);
-  if (s.amax != kernels::AmaxSource::current && history.empty())
-    detail::fail("quantize: this TensorScaling reads an amax history, and none was given");
+  const kernels::TensorPlan p = kernels::plan_tensor_quantize(s, x.size, out.size, history);
   detail::require();
   const std::uint32_t m = amax_bits(x);
   const float current = m > sr::kInfBits ? sr::float_of(0x7FC0'0000u) : sr::float_of(m);  // kernels::amax's
-  const float source = s.amax == kernels::AmaxSource::current       ? current
-                       : s.amax == kernels::AmaxSource::history_max ? kernels::amax(history)
-                                                                    : history[0];
-  const float scale = kernels::tensor_scale_for(s, source);
+  const float scale = kernels::tensor_scale_for(s, p.amax(current));
   if (x.size > 0) {
     scale_convert_kernel<catalog_index<Elem>()><<<detail::blocks_for(x.size), detail::kThreads>>>(x.data, x.size,
                                                                                                  out.data, scale);
@@ -230,7 +194,7 @@ kernels::TensorScaleResult quantize(const kernels::TensorScaling<Elem>& s, Devic
 
 template <kernels::BlockElement Elem>
 void dequantize(const kernels::TensorScaling<Elem>&, DeviceSpan<const Elem> elems, float scale, DeviceSpan<float> y) {
-  check_size("dequantize", "y", elems.size, y.size);
+  kernels::plan_tensor_dequantize(elems.size, y.size);
   detail::require();
   if (y.size == 0) return;
   unscale_kernel<catalog_index<Elem>()><<<detail::blocks_for(y.size), detail::kThreads>>>(elems.data, y.size, y.data,
@@ -241,9 +205,7 @@ void dequantize(const kernels::TensorScaling<Elem>&, DeviceSpan<const Elem> elem
 template <kernels::BlockElement Elem>
 kernels::TensorScaleResult quantize(const kernels::TensorScaling<Elem>& s, std::span<const float> x,
                                     std::span<std::type_identity_t<Elem>> out, std::span<const float> history) {
-  check_size("quantize", "out", x.size(), out.size());
-  if (s.amax != kernels::AmaxSource::current && history.empty())
-    detail::fail("quantize: this TensorScaling reads an amax history, and none was given");
+  kernels::plan_tensor_quantize(s, x.size(), out.size(), history);
   detail::require();
   const Buffer<float> dx(x);
   const Buffer<Elem> dout(out.size());
@@ -255,7 +217,7 @@ kernels::TensorScaleResult quantize(const kernels::TensorScaling<Elem>& s, std::
 template <kernels::BlockElement Elem>
 void dequantize(const kernels::TensorScaling<Elem>& s, std::span<const std::type_identity_t<Elem>> elems, float scale,
                 std::span<float> y) {
-  check_size("dequantize", "y", elems.size(), y.size());
+  kernels::plan_tensor_dequantize(elems.size(), y.size());
   detail::require();
   const Buffer<Elem> de(elems);
   const Buffer<float> dy(y.size());
@@ -263,8 +225,9 @@ void dequantize(const kernels::TensorScaling<Elem>& s, std::span<const std::type
   dy.download(y);
 }
 
-// Every element x scale pair the CPU library is compiled for (scaling.h).
-#define LPLAB_CUDA_SCALING(E, S)                                                                              \
+// Every pair and element the CPU library is compiled for, from the same
+// lists (scaling_formats.h).
+#define LPLAB_CUDA_SCALING(E, S, storage)                                                                     \
   template void quantize<E, S>(const kernels::BlockScaling<E, S>&, DeviceSpan<const float>, DeviceSpan<E>,   \
                                DeviceSpan<S>, float*);                                                       \
   template void dequantize<E, S>(const kernels::BlockScaling<E, S>&, DeviceSpan<const E>,                    \
@@ -274,20 +237,14 @@ void dequantize(const kernels::TensorScaling<Elem>& s, std::span<const std::type
   template void dequantize<E, S>(const kernels::BlockScaling<E, S>&, std::span<const E>, std::span<const S>, \
                                  std::span<float>, float);
 #define LPLAB_CUDA_SCALING_ELEM(E)                                                                            \
-  LPLAB_CUDA_SCALING(E, float8_e8m0fnu) LPLAB_CUDA_SCALING(E, float8_e4m3fn)                                   \
   template kernels::TensorScaleResult quantize<E>(const kernels::TensorScaling<E>&, DeviceSpan<const float>,    \
                                                   DeviceSpan<E>, std::span<const float>);                      \
   template void dequantize<E>(const kernels::TensorScaling<E>&, DeviceSpan<const E>, float, DeviceSpan<float>); \
   template kernels::TensorScaleResult quantize<E>(const kernels::TensorScaling<E>&, std::span<const float>,     \
                                                   std::span<E>, std::span<const float>);                       \
   template void dequantize<E>(const kernels::TensorScaling<E>&, std::span<const E>, float, std::span<float>);
-LPLAB_CUDA_SCALING_ELEM(float8_e4m3fn)
-LPLAB_CUDA_SCALING_ELEM(float8_e5m2)
-LPLAB_CUDA_SCALING_ELEM(float8_e4m3fnuz)
-LPLAB_CUDA_SCALING_ELEM(float8_e5m2fnuz)
-LPLAB_CUDA_SCALING_ELEM(float6_e2m3fn)
-LPLAB_CUDA_SCALING_ELEM(float6_e3m2fn)
-LPLAB_CUDA_SCALING_ELEM(float4_e2m1fn)
+LPLAB_BLOCK_PAIRS(LPLAB_CUDA_SCALING)
+LPLAB_SCALING_ELEMENTS(LPLAB_CUDA_SCALING_ELEM)
 #undef LPLAB_CUDA_SCALING_ELEM
 #undef LPLAB_CUDA_SCALING
 

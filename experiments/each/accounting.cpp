@@ -220,9 +220,9 @@ void headline_figures(const std::vector<Table>& tables, Headlines& h) {
 Experiment accounting_experiment() {
   const double big = 9.0e15;  // sizes up to 2^53: exact in double
   return {
-      "accounting",
-      "FLOPs of matmuls and training (2/4/6 x tokens x params), MFU, device-days of a budget",
-      {
+      .name = "accounting",
+      .summary = "FLOPs of matmuls and training (2/4/6 x tokens x params), MFU, device-days of a budget",
+      .params = {
           {"m", ParamType::integer, "1024", 1, big, "matmul rows of A and C", {}, false},
           {"n", ParamType::integer, "1024", 1, big, "matmul columns of B and C", {}, false},
           {"k", ParamType::integer, "1024", 1, big, "matmul inner dimension", {}, false},
@@ -246,16 +246,11 @@ Experiment accounting_experiment() {
            "operand type whose dense peak is used (the device must have a unit for it)",
            {"fp32", "bf16", "fp8", "fp4"}, false},
       },
-      {},
-      false,
-      {{"mfu", "0.5"}, {"budget", "2e25"}},
-      run,
-      {},
-      /*summarize=*/{},
-      /*takes_declared_formats=*/false,
-      /*place=*/60,
-      /*plots=*/{},
-      /*headlines=*/headline_figures,
+      .report_params = {{"mfu", "0.5"}, {"budget", "2e25"}},
+      .run = run,
+      .place = 60,
+      .headlines = headline_figures,
+      .regression = {.pinned = true},
   };
 }
 

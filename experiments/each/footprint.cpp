@@ -285,25 +285,22 @@ void headline_figures(const std::vector<Table>& tables, Headlines& h) {
 
 Experiment footprint_experiment() {
   return {
-      "footprint",
-      "bytes per element, per tensor and per trained parameter, for every format and MX scheme",
-      {
+      .name = "footprint",
+      .summary = "bytes per element, per tensor and per trained parameter, for every format and MX scheme",
+      .params = {
           {"shape", ParamType::text, "4x8x20", 0, 0,
            "tensor shape, sizes joined by 'x' (the lecture's 4x8x20)", {}, false},
           {"params", ParamType::real, "7e9", 1, 1e15, "model parameter count", {}, false},
           {"device_gib", ParamType::real, "80", 1e-3, 1e9, "device memory in GiB (H100: 80)", {},
            false},
       },
-      format_names(),  // every format of the catalog
-      false,
-      {{"shape", "4x8x20"}, {"params", "7e9"}, {"device_gib", "80"}},
-      run,
-      {},
-      /*summarize=*/{},
-      /*takes_declared_formats=*/false,
-      /*place=*/10,
-      /*plots=*/drawn_plots,
-      /*headlines=*/headline_figures,
+      .default_dtypes = format_names(),
+      .report_params = {{"shape", "4x8x20"}, {"params", "7e9"}, {"device_gib", "80"}},
+      .run = run,
+      .place = 10,
+      .plots = drawn_plots,
+      .headlines = headline_figures,
+      .regression = {.pinned = true},
   };
 }
 

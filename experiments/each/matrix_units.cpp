@@ -541,6 +541,7 @@ Experiment matrix_units_experiment() {
       .place = 45,
       .plots = drawn_plots,
       .headlines = headline_figures,
+      .regression = {.pinned = true},
   };
 }
 

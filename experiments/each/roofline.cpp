@@ -92,40 +92,28 @@ double time_op(Op op, std::size_t n, unsigned threads, int reps, std::uint64_t s
   return 0;
 }
 
-std::vector<Table> run(const Context& ctx) {
-  const auto& p = ctx.params;
-  const auto n_elem = static_cast<std::size_t>(p.integer("n"));
-  const auto n_mat = static_cast<std::size_t>(p.integer("n_matmul"));
-  const auto stream_bytes = static_cast<std::size_t>(p.integer("stream_bytes"));
-  const int reps = static_cast<int>(p.integer("reps"));
-  const double peak_seconds = p.real("peak_seconds");
-  const auto seed = static_cast<std::uint64_t>(p.integer("seed"));
-  const unsigned threads = machine::resolve_threads(ctx.threads);
+// The bytes per element of T as a roofline counts them: packed (sub-byte
+// codes as stored), though lplab holds them one to a byte while computing.
+double nominal_bytes_per_element(const FormatEntry& f) {
+  return visit_format(f, []<class T>(std::type_identity<T>) {
+    constexpr std::size_t group = 1 << 12;
+    return static_cast<double>(kernels::packed_bytes<T>(group)) / group;
+  });
+}
 
-  // Memory the measurements hold at once: STREAM's three arrays, or an
-  // operand set of the largest op in float and in the format.
-  const double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  const double need = std::max(3.0 * static_cast<double>(stream_bytes),
-                               8.0 * (2.0 * n_mat * n_mat + n_mat * n_mat + 2.0 * n_elem));
-  if (need > 0.5 * phys)
-    throw UsageError("roofline: stream_bytes / n / n_matmul need " + py_repr(need / 1e9) +
-                     " GB, more than half of this machine's " + py_repr(phys / 1e9) + " GB");
+// What the three tables share: the roofs measured at ctx.threads threads and
+// on one thread, and the machine they were measured on.
+struct Measured {
+  const CpuRoofs& all;
+  const CpuRoofs& one;
+  std::string machine_text;
+  unsigned threads;
+};
 
-  const std::vector<std::string> devices_cols = [] {
-    std::vector<std::string> v{"this_cpu"};
-    for (const DevicePeaks& d : kDevices) v.emplace_back(d.name);
-    return v;
-  }();
-
-  ctx.progress.set_total(2 + kOps.size() * ctx.dtypes.size());
-  // Roofs, at ctx.threads threads and on one thread (the elementwise kernels
-  // run on the calling thread).
-  const CpuRoofs all = measure_roofs(threads, stream_bytes, peak_seconds, reps);
-  ctx.progress.step();
-  const CpuRoofs one = threads == 1 ? all : measure_roofs(1, stream_bytes, peak_seconds, reps);
-  ctx.progress.step();
-  const std::string machine_text = machine::machine_description(threads);
-
+Table roofs_table(const Context& ctx, const Measured& m, std::size_t stream_bytes) {
+  const CpuRoofs& all = m.all;
+  const CpuRoofs& one = m.one;
+  const std::string& machine_text = m.machine_text;
   Table roofs{"roofline_roofs",
               "Peak FLOP/s, bandwidth and ridge point of this CPU (measured) and of accelerators "
               "(spec sheets)",
@@ -162,6 +150,14 @@ std::vector<Table> run(const Context& ctx) {
   for (const DeviceRoof& d : device_roofs())
     roof(std::string(d.device), std::string(d.dtype), d.peak, d.bandwidth, std::string(d.source));
 
+  return roofs;
+}
+
+Table ops_table(const Context& ctx, const Measured& m, std::size_t n_elem, std::size_t n_mat,
+                const std::vector<std::string>& devices_cols) {
+  const CpuRoofs& all = m.all;
+  const unsigned threads = m.threads;
+  std::uint64_t g = 0;
   // Ops: counts per dtype, bound on each device.
   std::vector<Column> op_cols = {{"op", ""},       {"dtype", ""},           {"n", ""},
                                  {"flops", "FLOP"}, {"bytes", "bytes"},     {"intensity", "FLOP/byte"}};
@@ -181,17 +177,13 @@ std::vector<Table> run(const Context& ctx) {
       "the measured fp32 ridge at " + std::to_string(threads) +
       " thread(s), lplab computing every format in fp32; accelerators: device_peaks' dense peak "
       "for the operand width, FP8 on an A100 counted at its BF16 rate), else compute.");
-  g = 0;
   for (std::size_t oi = 0; oi < kOps.size(); ++oi)
     for (const FormatEntry* f : ctx.dtypes) {
       if (ctx.shard.owns(g)) {
         const Op op = kOps[oi];
         const std::size_t n = is_matrix_op(op) ? n_mat : n_elem;
         const int bits = f->info.bits;
-        const double bytes_per_element = visit_format(*f, []<class T>(std::type_identity<T>) {
-          constexpr std::size_t group = 1 << 12;
-          return static_cast<double>(kernels::packed_bytes<T>(group)) / group;
-        });
+        const double bytes_per_element = nominal_bytes_per_element(*f);
         const OpCount c = op_count(op, n, bytes_per_element);
         std::vector<Cell> row = {std::string(op_name(op)), std::string(f->name),
                                  static_cast<std::int64_t>(n), c.flops, c.bytes, c.flops / c.bytes};
@@ -207,6 +199,16 @@ std::vector<Table> run(const Context& ctx) {
       ++g;
     }
 
+  return ops;
+}
+
+Table points_table(const Context& ctx, const Measured& m, std::size_t n_elem, std::size_t n_mat, int reps,
+                   std::uint64_t seed) {
+  const CpuRoofs& all = m.all;
+  const CpuRoofs& one = m.one;
+  const std::string& machine_text = m.machine_text;
+  const unsigned threads = m.threads;
+  std::uint64_t g = 0;
   // Measured points.
   Table points{"roofline_points",
                "lplab's kernels on this machine's roofline (" + machine_text + ")",
@@ -248,7 +250,6 @@ std::vector<Table> run(const Context& ctx) {
     return it->second;
   };
   std::vector<std::string> above;
-  g = 0;
   for (std::size_t oi = 0; oi < kOps.size(); ++oi)
     for (const FormatEntry* f : ctx.dtypes) {
       if (ctx.shard.owns(g)) {
@@ -259,10 +260,7 @@ std::vector<Table> run(const Context& ctx) {
         const double s = visit_format(*f, [&]<class T>(std::type_identity<T>) {
           return time_op<T>(op, n, r.threads, reps, seed + g);
         });
-        const double bytes_per_element = visit_format(*f, []<class T>(std::type_identity<T>) {
-          constexpr std::size_t group = 1 << 12;
-          return static_cast<double>(kernels::packed_bytes<T>(group)) / group;
-        });
+        const double bytes_per_element = nominal_bytes_per_element(*f);
         // lplab holds sub-byte codes one to a byte while computing; the
         // nominal (packed) bytes are what a roofline plots.
         const OpCount c = op_count(op, n, bytes_per_element);
@@ -293,7 +291,46 @@ std::vector<Table> run(const Context& ctx) {
         "THE ROOF MEASUREMENT FAILED: {} measured above the roof, which cannot happen when the roof is "
         "right; the peak or bandwidth of this run is too low (a busy or throttled machine). Rerun it.",
         fmt::join(above, ", ")));
-  return {roofs, ops, points};
+  return points;
+}
+
+std::vector<Table> run(const Context& ctx) {
+  const auto& p = ctx.params;
+  const auto n_elem = static_cast<std::size_t>(p.integer("n"));
+  const auto n_mat = static_cast<std::size_t>(p.integer("n_matmul"));
+  const auto stream_bytes = static_cast<std::size_t>(p.integer("stream_bytes"));
+  const int reps = static_cast<int>(p.integer("reps"));
+  const double peak_seconds = p.real("peak_seconds");
+  const auto seed = static_cast<std::uint64_t>(p.integer("seed"));
+  const unsigned threads = machine::resolve_threads(ctx.threads);
+
+  // Memory the measurements hold at once: STREAM's three arrays, or an
+  // operand set of the largest op in float and in the format.
+  const double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  const double need = std::max(3.0 * static_cast<double>(stream_bytes),
+                               8.0 * (2.0 * n_mat * n_mat + n_mat * n_mat + 2.0 * n_elem));
+  if (need > 0.5 * phys)
+    throw UsageError("roofline: stream_bytes / n / n_matmul need " + py_repr(need / 1e9) +
+                     " GB, more than half of this machine's " + py_repr(phys / 1e9) + " GB");
+
+  const std::vector<std::string> devices_cols = [] {
+    std::vector<std::string> v{"this_cpu"};
+    for (const DevicePeaks& d : kDevices) v.emplace_back(d.name);
+    return v;
+  }();
+
+  ctx.progress.set_total(2 + kOps.size() * ctx.dtypes.size());
+  // Roofs, at ctx.threads threads and on one thread (the elementwise kernels
+  // run on the calling thread).
+  const CpuRoofs all = measure_roofs(threads, stream_bytes, peak_seconds, reps);
+  ctx.progress.step();
+  const CpuRoofs one = threads == 1 ? all : measure_roofs(1, stream_bytes, peak_seconds, reps);
+  ctx.progress.step();
+  const std::string machine_text = machine::machine_description(threads);
+
+  const Measured m{all, one, machine_text, threads};
+  return {roofs_table(ctx, m, stream_bytes), ops_table(ctx, m, n_elem, n_mat, devices_cols),
+          points_table(ctx, m, n_elem, n_mat, reps, seed)};
 }
 
 // A roof: min(peak, bandwidth * intensity) on a log grid of intensities.

@@ -553,9 +553,9 @@ void headline_figures(const std::vector<Table>& tables, Headlines& h) {
 
 Experiment training_experiment() {
   return {
-      "training",
-      "SGD steps of the lecture's two-layer model under fp32/bf16/fp16/fp8 recipes, with loss scaling and FLOPs",
-      {
+      .name = "training",
+      .summary = "SGD steps of the lecture's two-layer model under fp32/bf16/fp16/fp8 recipes, with loss scaling and FLOPs",
+      .params = {
           {"recipes", ParamType::list, "fp32,bf16,fp16,fp16_static,fp16_dynamic,fp8_tensor,fp8_mx", 0, 0,
            "precision recipes to train", kRecipeNames},
           {"batch", ParamType::integer, "64", 1, 8192, "B: tokens per batch", {}},
@@ -595,20 +595,19 @@ Experiment training_experiment() {
            {"floor", "ceil"}},
           {"seed", ParamType::integer, "1", 0, 9007199254740992.0 /* 2^53 */, "seed of weights and batches", {}},
       },
-      {},
-      false,
       // Long enough for the gradients to shrink by about 2^8 (the loss by
       // 10^5), so that unscaled and statically scaled fp16 lose them to
       // underflow while the dynamic scale grows; every recipe at PyTorch's
       // defaults (1.5 s on a Zen 5 core).
-      {{"steps", "200"}},
-      run,
-      {{"steps", "2"}, {"batch", "32"}, {"d", "32"}, {"k", "32"}},
-      /*summarize=*/{},
-      /*takes_declared_formats=*/false,
-      /*place=*/50,
-      /*plots=*/drawn_plots,
-      /*headlines=*/headline_figures,
+      .report_params = {{"steps", "200"}},
+      .run = run,
+      .quick_params = {{"steps", "2"}, {"batch", "32"}, {"d", "32"}, {"k", "32"}},
+      .place = 50,
+      .plots = drawn_plots,
+      .headlines = headline_figures,
+      .regression = {.pinned = true,
+                     // Its fp32 GEMMs (Eigen, per target): 3e-8 measured.
+                     .tolerance = [](std::string_view, const std::vector<std::string>&) { return 1e-6; }},
   };
 }
 

@@ -208,8 +208,8 @@ Table values_table(const Context& ctx) {
   std::uint64_t grid = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const Decimal& v = values[i];
-    const bool v_nan = v.kind == detail::Kind::nan, v_inf = v.kind == detail::Kind::infinite;
-    const bool v_zero = v.kind == detail::Kind::zero;
+    const bool v_nan = v.kind == ValueKind::nan, v_inf = v.kind == ValueKind::infinite;
+    const bool v_zero = v.kind == ValueKind::zero;
     for (const FormatEntry* f : ctx.dtypes) {
       const std::uint64_t g = grid++;
       if (!ctx.shard.owns(g)) continue;
@@ -404,9 +404,9 @@ Experiment underflow_experiment() {
     choices.emplace_back(s);
   const std::string block_choices = fmt::format("{}", fmt::join(scaled::scheme_names({scaled::Kind::block}), ","));
   return Experiment{
-      "underflow",
-      "fractions flushed to zero, subnormal, overflowed or NaN across scales, inits and MX scaling",
-      {
+      .name = "underflow",
+      .summary = "fractions flushed to zero, subnormal, overflowed or NaN across scales, inits and MX scaling",
+      .params = {
           {"sigmas", ParamType::list,
            "1e-12,1e-11,1e-10,1e-9,1e-8,1e-7,1e-6,1e-5,1e-4,1e-3,1e-2,1e-1,1,10,100,1e3,1e4,1e5,1e6",
            1e-300, 1e300, "scales of the distributions (normal std, log-normal median)", {}, true},
@@ -422,17 +422,18 @@ Experiment underflow_experiment() {
           {"init_rows", ParamType::integer, "256", 1, 1 << 16, "weight rows (fan_in in the lecture's layout)", {}},
           {"init_cols", ParamType::integer, "512", 1, 1 << 16, "weight columns (fan_out)", {}},
       },
-      {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float6_e2m3fn", "float6_e3m2fn",
+      .default_dtypes = {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float6_e2m3fn", "float6_e3m2fn",
        "float4_e2m1fn"},
-      true,
-      {{"n", "65536"}},
-      run,
-      {{"n", "512"}, {"sigmas", "1e-8,1,1e5"}},
-      {},
-      /*takes_declared_formats=*/true,
-      /*place=*/20,
-      /*plots=*/drawn_plots,
-      /*headlines=*/headline_figures};
+      .takes_input = true,
+      .report_params = {{"n", "65536"}},
+      .run = run,
+      .quick_params = {{"n", "512"}, {"sigmas", "1e-8,1,1e5"}},
+      .takes_declared_formats = true,
+      .place = 20,
+      .plots = drawn_plots,
+      .headlines = headline_figures,
+      .regression = {.pinned = true},
+  };
 }
 
 }  // namespace lplab::experiments

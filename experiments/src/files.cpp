@@ -17,7 +17,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 
 namespace lplab::experiments {
 namespace {

@@ -5,33 +5,81 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 
 namespace lplab::experiments {
 
 const std::vector<std::string>& golden_suites() {
-  static const std::vector<std::string> names = {"finfo",  "values",  "conversions",
-                                                 "blocks", "kernels", "experiments"};
+#define LPLAB_GOLDEN_NAME(name, what) #name,
+  static const std::vector<std::string> names = {LPLAB_GOLDEN_SUITES(LPLAB_GOLDEN_NAME)};
+#undef LPLAB_GOLDEN_NAME
   return names;
 }
 
 GoldenFile compute_golden(std::string_view suite) {
-  using namespace golden_detail;
-  if (suite == "finfo") return finfo_suite();
-  if (suite == "values") return values_suite();
-  if (suite == "conversions") return conversions_suite();
-  if (suite == "blocks") return blocks_suite();
-  if (suite == "kernels") return kernels_suite();
-  if (suite == "experiments") return experiments_suite();
+#define LPLAB_GOLDEN_CALL(name, what) \
+  if (suite == #name) return golden_detail::name##_suite();
+  LPLAB_GOLDEN_SUITES(LPLAB_GOLDEN_CALL)
+#undef LPLAB_GOLDEN_CALL
   std::string known;
   for (const std::string& s : golden_suites()) known += (known.empty() ? "" : ", ") + s;
-  throw UsageError(fmt::format("unknown regression suite '{}' (known: {})", suite, known));
+  throw UsageError(fmt::format("unknown regression suite '{}' (known: {})", shown(suite), known));
+}
+
+std::vector<std::string> select_suites(const std::vector<std::string>& only, std::string_view option) {
+  if (only.empty()) return golden_suites();
+  for (std::size_t i = 0; i < only.size(); ++i) {
+    if (std::find(golden_suites().begin(), golden_suites().end(), only[i]) == golden_suites().end())
+      compute_golden(only[i]);  // throws the one-line error naming the known suites
+    if (std::find(only.begin(), only.begin() + i, only[i]) != only.begin() + i)
+      throw UsageError(fmt::format("{}: {} given twice", option, only[i]));
+  }
+  return only;
+}
+
+namespace {
+
+// Baselines are a few hundred kilobytes; anything past this is not one.
+constexpr std::uintmax_t kMaxBaselineBytes = std::uintmax_t{64} << 20;
+
+std::string read_baseline(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw UsageError(fmt::format("{}: no baseline file here (write it with `lplab regress --update`)",
+                                 path.string()));
+  if (std::filesystem::file_size(path, ec) > kMaxBaselineBytes || ec)
+    throw UsageError(fmt::format("{}: not a baseline (larger than 64 MiB, or unreadable)", path.string()));
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in || in.bad()) throw UsageError(fmt::format("{}: cannot read the baseline", path.string()));
+  return s.str();
+}
+
+}  // namespace
+
+std::vector<GoldenFile> read_baselines(const std::string& dir, const std::vector<std::string>& suites) {
+  const std::filesystem::path root(dir);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root, ec))
+    throw UsageError(fmt::format("{}: no such baseline directory (give --baselines DIR)", dir));
+  std::vector<GoldenFile> baselines;
+  for (const std::string& s : suites) {
+    const std::filesystem::path path = root / (s + ".txt");
+    baselines.push_back(parse_golden(read_baseline(path), s, path.string()));
+    if (baselines.back().entries.empty())
+      throw UsageError(fmt::format("{}: the baseline has no entries", path.string()));
+  }
+  return baselines;
 }
 
 namespace {
@@ -134,7 +182,7 @@ std::vector<GoldenChange> compare_golden(const GoldenFile& baseline, const Golde
     present.emplace(e.key, true);
     const auto it = old.find(e.key);
     if (it == old.end()) {
-      changes.push_back({e.key, "", e.value, 0});
+      changes.push_back({e.key, "", e.value, 0, GoldenChange::Kind::added});
     } else if (it->second->tolerance != e.tolerance) {
       // The tolerance is the code's, not the file's: a baseline cannot widen
       // it, and a change of it in the code is a change to review.
@@ -148,7 +196,7 @@ std::vector<GoldenChange> compare_golden(const GoldenFile& baseline, const Golde
     }
   }
   for (const GoldenEntry& e : baseline.entries)
-    if (!present.contains(e.key)) changes.push_back({e.key, e.value, "", e.tolerance});
+    if (!present.contains(e.key)) changes.push_back({e.key, e.value, "", e.tolerance, GoldenChange::Kind::removed});
   return changes;
 }
 

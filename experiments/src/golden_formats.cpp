@@ -6,11 +6,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
-#include "lplab/experiments/format_registry.h"
+#include "lplab/experiments/vocabulary.h"
 #include "lplab/experiments/golden.h"
-#include "lplab/experiments/text.h"
 #include "lplab/kernels/convert.h"
 
 namespace lplab::experiments::golden_detail {
@@ -31,54 +32,34 @@ struct Fnv {
 
 }  // namespace
 
+// The baseline's fields, in its order (LPLAB_FINFO_FIELDS, but encoding after
+// bias), and those it leaves out: adding one changes every format's entries,
+// so each is placed on purpose (checked below).
+constexpr std::string_view kFinfoBaselineFields[] = {
+    "bits", "exponent_bits", "mantissa_bits", "bias", "encoding", "is_signed", "has_infinity", "has_nan",
+    "has_negative_zero", "has_subnormals", "eps", "epsneg", "max", "min", "tiny", "smallest_normal",
+    "smallest_subnormal", "resolution_torch", "resolution_numpy", "machep", "negep", "nmant", "nexp", "iexp",
+    "maxexp", "minexp", "precision", "digits10", "overflow_threshold", "threshold_tie_overflows", "nan_code",
+    "inf_code", "nan_codes", "finite_codes", "finite_values", "normal_binades", "binades"};
+constexpr std::string_view kFinfoBaselineOmitted[] = {"has_zero", "max_code"};
+static_assert(finfo_fields_placed(kFinfoBaselineFields, kFinfoBaselineOmitted),
+              "every finfo field (LPLAB_FINFO_FIELDS) is placed once in the finfo baseline's fields or left out: "
+              "place a new one (and update tests/regression/finfo.txt)");
+
 GoldenFile finfo_suite() {
   GoldenFile f{"finfo", "finfo of every format (as `lplab finfo` prints it)", {}, {}};
   for (const FormatEntry& e : formats()) {
-    const FinfoRecord& i = e.info;
     const std::string n(e.name);
-    auto put = [&](const char* field, std::string value) {
-      f.entries.push_back({n + "." + field, std::move(value)});
-    };
-    auto real = [&](const char* field, double v) { put(field, shortest(v)); };
-    auto integer = [&](const char* field, std::int64_t v) { put(field, std::to_string(v)); };
-    auto flag = [&](const char* field, bool v) { put(field, v ? "true" : "false"); };
-    integer("bits", i.bits);
-    integer("exponent_bits", i.exponent_bits);
-    integer("mantissa_bits", i.mantissa_bits);
-    integer("bias", i.bias);
-    put("encoding", i.encoding);
-    flag("is_signed", i.is_signed);
-    flag("has_infinity", i.has_infinity);
-    flag("has_nan", i.has_nan);
-    flag("has_negative_zero", i.has_negative_zero);
-    flag("has_subnormals", i.has_subnormals);
-    real("eps", i.eps);
-    real("epsneg", i.epsneg);
-    real("max", i.max);
-    real("min", i.min);
-    real("tiny", i.tiny);
-    real("smallest_normal", i.smallest_normal);
-    real("smallest_subnormal", i.smallest_subnormal);
-    real("resolution_torch", i.resolution_torch);
-    real("resolution_numpy", i.resolution_numpy);
-    integer("machep", i.machep);
-    integer("negep", i.negep);
-    integer("nmant", i.nmant);
-    integer("nexp", i.nexp);
-    integer("iexp", i.iexp);
-    integer("maxexp", i.maxexp);
-    integer("minexp", i.minexp);
-    integer("precision", i.precision);
-    integer("digits10", i.digits10);
-    real("overflow_threshold", i.overflow_threshold);
-    flag("threshold_tie_overflows", i.threshold_tie_overflows);
-    put("nan_code", hex(i.nan_code, i.bits));
-    put("inf_code", hex(i.inf_code, i.bits));
-    integer("nan_codes", static_cast<std::int64_t>(i.nan_codes));
-    integer("finite_codes", static_cast<std::int64_t>(i.finite_codes));
-    integer("finite_values", static_cast<std::int64_t>(i.finite_values));
-    integer("normal_binades", i.normal_binades);
-    integer("binades", i.binades);
+    for (std::string_view field : kFinfoBaselineFields)
+      visit_finfo_field(e.info, field, [&]<class V>(const V& v) {
+        std::string text;
+        if constexpr (std::is_same_v<V, double>) text = shortest(v);
+        else if constexpr (std::is_same_v<V, bool>) text = v ? "true" : "false";
+        else if constexpr (std::is_same_v<V, Encoding>) text = encoding_name(v);
+        else if constexpr (std::is_same_v<V, FinfoCode>) text = hex(v.code, v.bits);
+        else text = std::to_string(v);  // int, a count
+        f.entries.push_back({n + "." + std::string(field), std::move(text)});
+      });
   }
   return f;
 }
@@ -133,7 +114,7 @@ struct Probe {
 // overflow threshold (the tie above it) with neighbours on both sides, the
 // smallest normal and subnormal values with the ties below them, and ties
 // between 1 and its neighbours; each with both signs.
-std::vector<Probe> probes(const FinfoRecord& i) {
+std::vector<Probe> probes(const FinfoValues& i) {
   const double max = i.max, t = i.overflow_threshold;
   const double gap = (t - max) / 64;  // well inside the half-ulp above max
   // The spacing of the smallest values: the subnormal quantum, or for a

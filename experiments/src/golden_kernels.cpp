@@ -14,7 +14,7 @@
 #include "lplab/experiments/golden.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/table.h"
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 #include "lplab/kernels/matmul.h"
 #include "sampling.h"
 #include "scaled.h"
@@ -156,33 +156,20 @@ GoldenFile kernels_suite() {
 }
 
 GoldenFile experiments_suite() {
-  // Runs at the report's --quick sizes with fixed seeds. The kernels give the
-  // same bits on every SIMD target, so most results are compared exactly;
-  // where a result goes through a computation whose order or precision
-  // depends on the instruction set, it is compared within a stated relative
-  // tolerance, measured across the AVX3, AVX2, SSE4 and scalar targets:
-  //   - matmul_error's fp32-accumulator rows: Eigen's GEMM sums in an order
-  //     of its choosing per instruction set, and the error statistics of
-  //     that rounding noise (~1e-7) moved by up to 66% between targets;
-  //     0.75 still catches a changed accumulator (fp16 or bf16 noise is
-  //     orders of magnitude larger);
-  //   - error_ops on float32: SLEEF's vector gelu/tanh per target, 0.3%;
-  //   - training: its fp32 GEMMs, 3e-8.
+  // Every pinned experiment (Experiment::regression), at the report's --quick
+  // sizes with fixed seeds. The kernels give the same bits on every SIMD
+  // target, so most results are compared exactly; an experiment states the
+  // rows whose results go through a computation whose order or precision
+  // depends on the instruction set, and their relative tolerance.
   GoldenFile f{"experiments",
                "fixed-seed runs of the deterministic experiments at the report's --quick sizes",
                {"EXPERIMENT TABLE #ROW (ROW'S NAMES) COLUMN = value [~ relative tolerance]"},
                {}};
-  auto tolerance_of = [](std::string_view experiment, std::string_view table,
-                         const std::vector<std::string>& names) -> double {
-    const auto has = [&](std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); };
-    if (experiment == "matmul_error" && has("fp32")) return 0.75;
-    if (table == "error_ops" && has("float32")) return 1e-2;
-    if (experiment == "training") return 1e-6;
-    return 0;
-  };
-  for (const char* name : {"footprint", "underflow", "error", "matmul_error", "matrix_units", "accounting", "training"}) {
-    const Experiment* e = find_experiment(name);
-    if (e == nullptr) throw UsageError(fmt::format("regress: no experiment '{}'", name));
+  for (const Experiment& experiment : experiments()) {
+    if (!experiment.regression.pinned) continue;
+    const Experiment* e = &experiment;
+    const std::string& name = e->name;
+    const auto& tolerance_of = e->regression.tolerance;
     RunRequest request;
     request.experiment = name;
     request.params = e->report_params;
@@ -197,7 +184,7 @@ GoldenFile experiments_suite() {
         for (const Cell& c : row.cells)
           if (std::holds_alternative<std::string>(c)) texts.push_back(std::get<std::string>(c));
         const std::string names = fmt::format("{}", fmt::join(texts, " "));
-        const double row_tolerance = tolerance_of(name, t.id, texts);
+        const double row_tolerance = tolerance_of ? tolerance_of(t.id, texts) : 0.0;
         for (std::size_t col = 0; col < t.columns.size() && col < row.cells.size(); ++col) {
           const Column& column = t.columns[col];
           if (column.unit == "s" || column.unit == "GB/s" || column.unit == "GFLOP/s") continue;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lplab/experiments/spec.h"
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 
 namespace lplab::experiments {
 namespace {

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "lplab/experiments/format_registry.h"
+#include "lplab/experiments/vocabulary.h"
 #include "lplab/kernels/matmul.h"
 #include "sampling.h"
 

@@ -1,12 +1,12 @@
-// The .npy reader: xtensor's header parser and layout handling (Debian
-// libxtensor-dev), behind checks for the traps of xtensor 0.24's reader:
+// The .npy reader: the framing and header read here (NumPy's format.rst
+// "Format Version 1.0/2.0"), xtensor's layout handling (Debian
+// libxtensor-dev) for the data. xtensor 0.24's own reader has traps this
+// one avoids:
 //  - the header length is read from `char`s that are signed on x86, so a
-//    length whose low byte is >= 128 is misread: the framing (magic,
-//    version, length; NumPy's format.rst "Format Version 1.0/2.0") is read
-//    here with unsigned bytes;
-//  - an empty or unbraced header makes parse_header call back() on an empty
-//    string, and a non-numeric dimension leaves it uninitialised: the
-//    dictionary's shape is checked for digits before it is trusted;
+//    length whose low byte is >= 128 is misread: lplab reads unsigned bytes;
+//  - an empty or unbraced header makes its parse_header call back() on an
+//    empty string, and a non-numeric dimension leaves it uninitialised:
+//    lplab parses the dictionary itself, strictly (parse_dictionary);
 //  - the element count is multiplied without an overflow check, and the
 //    data read is never checked for a short file: the size is checked
 //    against the file's length before anything is allocated.
@@ -28,9 +28,8 @@
 #include <string_view>
 #include <xtensor/xarray.hpp>
 #include <xtensor/xadapt.hpp>
-#include <xtensor/xnpy.hpp>
 
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 #include "lplab/formats.h"
 
 namespace lplab::experiments {
@@ -99,6 +98,72 @@ struct DataLayout {
 constexpr std::size_t max_header_bytes = std::size_t{1} << 20;  // 1 MiB
 constexpr std::size_t max_prefix_bytes = 6 + 2 + 4 + max_header_bytes;
 
+// The header's dictionary, e.g. "{'descr': '<f4', 'fortran_order': False,
+// 'shape': (3, 4), }": each of the three keys once, a quoted typestring, True
+// or False, a tuple of sizes (one-element tuples with their comma, as repr
+// writes them, or without). Returns why it is not one, or "".
+std::string parse_dictionary(std::string_view h, std::string& descr, bool& fortran, std::vector<std::size_t>& shape) {
+  std::size_t i = 0;
+  const auto space = [&] {
+    while (i < h.size() && (h[i] == ' ' || h[i] == '\n' || h[i] == '\t')) ++i;
+  };
+  const auto take = [&](char c) {
+    space();
+    if (i < h.size() && h[i] == c) return ++i, true;
+    return false;
+  };
+  const auto quoted = [&](std::string& out) {
+    space();
+    if (i >= h.size() || (h[i] != '\'' && h[i] != '"')) return false;
+    const char q = h[i++];
+    const std::size_t end = h.find(q, i);
+    if (end == std::string_view::npos) return false;
+    out.assign(h.substr(i, end - i));
+    i = end + 1;
+    return true;
+  };
+  if (!take('{')) return "not a dictionary";
+  bool has_descr = false, has_fortran = false, has_shape = false;
+  while (!take('}')) {
+    std::string key;
+    if (!quoted(key) || !take(':')) return "expected 'key': value";
+    space();
+    if (key == "descr" && !has_descr) {
+      if (!quoted(descr)) return "descr is not a quoted typestring";
+      has_descr = true;
+    } else if (key == "fortran_order" && !has_fortran) {
+      if (h.substr(i, 4) == "True") fortran = true, i += 4;
+      else if (h.substr(i, 5) == "False") fortran = false, i += 5;
+      else return "fortran_order is not True or False";
+      has_fortran = true;
+    } else if (key == "shape" && !has_shape) {
+      if (!take('(')) return "shape is not a tuple of sizes";
+      shape.clear();
+      while (!take(')')) {
+        space();
+        std::uint64_t d = 0;
+        const std::size_t first = i;
+        for (; i < h.size() && h[i] >= '0' && h[i] <= '9'; ++i) {
+          if (d > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) return "shape too large";
+          d = d * 10 + static_cast<std::uint64_t>(h[i] - '0');
+        }
+        if (i == first) return "shape is not a tuple of sizes";
+        shape.push_back(static_cast<std::size_t>(d));
+        if (!take(',') && !(space(), i < h.size() && h[i] == ')')) return "shape is not a tuple of sizes";
+      }
+      has_shape = true;
+    } else {
+      return fmt::format("unexpected key '{}'", shown(key));
+    }
+    if (!take(',') && !(space(), i < h.size() && h[i] == '}')) return "expected ',' or '}'";
+  }
+  space();
+  if (i != h.size()) return "text after the dictionary";
+  if (!has_descr || !has_fortran || !has_shape)
+    return fmt::format("missing '{}'", !has_descr ? "descr" : !has_fortran ? "fortran_order" : "shape");
+  return "";
+}
+
 // Checks the framing and header at the start of `head` against a file of
 // `file_size` bytes (head is the whole file, or at least its first
 // max_prefix_bytes), and the data size against the file, before any of the
@@ -124,32 +189,19 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
   if (l.offset > head.size()) fail(path, "truncated header");
   std::string header(head.substr(8 + len_bytes, header_len));
 
-  // 2. The dictionary, by xtensor's parser, once it has the braces and a
-  //    shape of digits that the parser needs.
-  static const std::regex shape_re(R"('shape'\s*:\s*\(\s*(\d+\s*,\s*)*(\d+\s*,?\s*)?\))");
+  // 2. The dictionary (NumPy's format.rst: the repr of a dict with the keys
+  //    'descr', 'fortran_order' and 'shape', padded with spaces, ending in a
+  //    newline), read by lplab's own strict parser.
   if (header.empty() || header.back() != '\n' || header.find('{') == std::string::npos ||
       header.find('}') == std::string::npos)
     fail(path, "malformed header (not a dictionary ending in a newline)");
-  if (!std::regex_search(header, shape_re)) fail(path, "malformed header (shape is not a tuple of sizes)");
-  // xtensor's parser knows no void typestring ('<V2', written by np.save for
-  // ml_dtypes arrays, nor '<f1'): such a descr is read here and shown to the
-  // parser as an unsigned integer of the same width.
-  static const std::regex raw_re(R"('descr'\s*:\s*'([<>|=]V\d+|[<>|]f1)')");
-  std::smatch raw_match;
-  std::string raw_descr;
-  if (std::regex_search(header, raw_match, raw_re)) {
-    raw_descr = raw_match[1].str();
-    const std::string width = raw_descr.substr(2);
-    header.replace(static_cast<std::size_t>(raw_match.position(1)), raw_descr.size(),
-                   width.size() <= 2 ? "<u" + width : "<u8");
-  }
   std::string descr;
-  try {
-    xt::detail::parse_header(header, descr, &l.fortran, l.shape);
-    if (!raw_descr.empty()) descr = raw_descr;
-  } catch (const std::exception& e) {
-    fail(path, fmt::format("malformed header ({})", e.what()));
-  }
+  if (const std::string why = parse_dictionary(header, descr, l.fortran, l.shape); !why.empty())
+    fail(path, fmt::format("malformed header ({})", why));
+  // A void typestring ('<V2', written by np.save for ml_dtypes arrays) or
+  // '<f1' (ml_dtypes 0.6's float8_e5m2) is raw data of a named format.
+  static const std::regex raw_re(R"([<>|=]V\d+|[<>|]f1)");
+  const std::string raw_descr = std::regex_match(descr, raw_re) ? descr : std::string();
 
   // 3. The dtype: float16/32/64 in either byte order, or raw data of the
   //    named format: a void descriptor ('<V2', '|V1') of its byte width.

@@ -36,7 +36,7 @@ double checked_number(const std::string& text, const ParamSpec& p, std::string_v
   } catch (const UsageError&) {
     throw UsageError(fmt::format("{}: '{}' is not a number", where, text));
   }
-  if (d.kind == detail::Kind::nan || d.kind == detail::Kind::infinite)
+  if (d.kind == ValueKind::nan || d.kind == ValueKind::infinite)
     throw UsageError(fmt::format("{}: '{}' is not finite", where, text));
   // The double nearest the number: beyond double's range, inf or 0, which the
   // range check below refuses or (0 within the range) takes as the nearest.

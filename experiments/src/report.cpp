@@ -16,6 +16,7 @@
 #include <set>
 
 #include "device_peaks.h"
+#include "report_document.h"
 #include "report_page.h"
 #include "lplab/experiments/runner.h"
 
@@ -245,14 +246,7 @@ Table write_report(const ReportOptions& options) {
     write(fmt::format("{}/data/{}.csv", tmp, summary.id), to_csv(summary));
     write(fmt::format("{}/data/{}.json", tmp, summary.id), to_json(summary).dump(1) + "\n");
 
-    // 4. The pages.
-    const std::string when = utc_now();
-    const std::string head_md = fmt::format(
-        "# lplab report\n\n"
-        "- machine: **{}**, {} cores, SIMD target {}, {:.1f} GiB memory\n"
-        "- lplab {} ({}), {}\n- command: `{}`\n- experiments took {:.1f} s\n",
-        machine.cpu_model, machine.cores, machine.simd_target, static_cast<double>(machine.memory_bytes) / 1073741824.0,
-        LPLAB_VERSION, options.quick ? "quick sizes" : "report sizes", when, options.command, total);
+    // 4. The pages: one document, rendered as Markdown and as HTML.
     // The GPU measured in this run, where there is one.
     const std::optional<MeasuredGpu> measured = options.measure_gpu ? options.measure_gpu() : std::nullopt;
     std::string gpu_text =
@@ -288,74 +282,44 @@ Table write_report(const ReportOptions& options) {
     write(fmt::format("{}/data/{}.csv", tmp, gpu.id), to_csv(gpu));
     write(fmt::format("{}/data/{}.json", tmp, gpu.id), to_json(gpu).dump(1) + "\n");
 
-    // The body of both pages, heading by heading; the contents list, made
-    // from the headings, goes above it.
+    page::Document doc;
+    doc.header = {.cpu_model = machine.cpu_model,
+                  .simd_target = machine.simd_target,
+                  .version = LPLAB_VERSION,
+                  .sizes = options.quick ? "quick sizes" : "report sizes",
+                  .when = utc_now(),
+                  .command = options.command,
+                  .cores = machine.cores,
+                  .memory_gib = static_cast<double>(machine.memory_bytes) / 1073741824.0,
+                  .seconds = total};
     page::Anchors anchors;
-    page::Contents toc;
-    const std::string contents_id = anchors.take("", "contents");
-    std::string md, html;
-    const auto add_heading = [&](int depth, const std::string& title, const std::string& id) {
-      const page::Heading h = page::heading(toc, depth, title, id);
-      md += h.md;
-      html += h.html;
-    };
-    add_heading(0, "Summary", anchors.take("", "summary"));
-    md += page::md_table(summary) + "\n";
-    html += page::html_table(summary);
-    add_heading(0, "GPU", anchors.take("", "gpu"));
-    md += gpu_text + "\n\n";
-    html += fmt::format("<p class=\"gpu\">{}</p>\n", page::html_escape(gpu_text));
+    doc.contents_id = anchors.take("", "contents");
+    doc.heading(0, "Summary", anchors.take("", "summary"));
+    doc.table(summary);
+    doc.heading(0, "GPU", anchors.take("", "gpu"));
+    doc.paragraph(gpu_text, "gpu");
     for (const Table* t : {measured ? &measured_gpu : nullptr, &gpu}) {
       if (t == nullptr) continue;
-      add_heading(1, t->title, anchors.take("table-", t->id));
-      md += page::md_table(*t) + "\n";
-      html += page::html_table(*t);
+      doc.heading(1, t->title, anchors.take("table-", t->id));
+      doc.table(*t);
     }
-
-    add_heading(0, "Plots", anchors.take("", "plots"));
+    doc.heading(0, "Plots", anchors.take("", "plots"));
     for (const auto& [p, err] : plots) {
-      add_heading(1, p.title, anchors.take("plot-", p.id));
-      if (!err.empty()) {
-        md += fmt::format("Not drawn: {}\n\n", err);
-        html += fmt::format("<p class=\"note\">Not drawn: {}</p>\n", page::html_escape(err));
-        continue;
-      }
-      // The SVG is shown from its file, as the PNG is in index.md: the page
-      // stays small, the plots' own ids stay out of it, and a plot redrawn
-      // from its gnuplot script shows in the page as it is.
-      md += fmt::format("![{}](plots/{}.png)\n\n{} ([SVG](plots/{}.svg), [gnuplot](plots/{}.gp))\n\n",
-                        page::md_link_text(p.title), p.id, p.caption, p.id, p.id);
-      html += fmt::format("<figure><img src=\"plots/{}.svg\" alt=\"{}\" width=\"800\" height=\"500\" loading=\"lazy\">"
-                          "<figcaption>{} (<a href=\"plots/{}.svg\">SVG</a>, <a href=\"plots/{}.png\">PNG</a>, "
-                          "<a href=\"plots/{}.gp\">gnuplot</a>)</figcaption></figure>\n",
-                          p.id, page::html_escape(p.title), page::html_escape(p.caption), p.id, p.id, p.id);
+      doc.heading(1, p.title, anchors.take("plot-", p.id));
+      doc.figure(p, err);
     }
-
     for (const Section& s : sections) {
       std::vector<std::string> ps;
       for (const auto& [k, v] : s.params) ps.push_back(fmt::format("{}={}", k, v));
-      add_heading(0, s.experiment->name, anchors.take("experiment-", s.experiment->name));
-      md += fmt::format("{}\n\nParameters: `{}` ({:.2f} s)\n\n", s.experiment->summary, fmt::join(ps, " "), s.seconds);
-      html += fmt::format("<p>{}</p>\n<p>Parameters: <code>{}</code> ({:.2f} s)</p>\n",
-                          page::html_escape(s.experiment->summary),
-                          page::html_escape(fmt::format("{}", fmt::join(ps, " "))), s.seconds);
+      doc.heading(0, s.experiment->name, anchors.take("experiment-", s.experiment->name));
+      doc.parameters(s.experiment->summary, fmt::format("{}", fmt::join(ps, " ")), s.seconds);
       for (const Table& t : s.tables) {
-        add_heading(1, t.title, anchors.take("table-", t.id));
-        md += page::md_table(t) + "\n";
-        html += page::html_table(t);
+        doc.heading(1, t.title, anchors.take("table-", t.id));
+        doc.table(t);
       }
     }
-    md = fmt::format("{}\n## <a id=\"{}\"></a>Contents\n\n{}\n{}", head_md, contents_id, toc.md(), md);
-    html = fmt::format(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lplab report — {}</title>"
-        "<style>{}</style></head><body>\n<h1>lplab report</h1>\n<ul><li>machine: <b>{}</b>, {} cores, SIMD target {}, "
-        "{:.1f} GiB memory</li><li>lplab {} ({}), {}</li><li>command: <code>{}</code></li><li>experiments took "
-        "{:.1f} s</li></ul>\n<nav><h2 id=\"{}\">Contents</h2>\n{}</nav>\n{}</body></html>\n",
-        page::html_escape(machine.cpu_model), kCss, page::html_escape(machine.cpu_model), machine.cores,
-        machine.simd_target,
-        static_cast<double>(machine.memory_bytes) / 1073741824.0, LPLAB_VERSION,
-        options.quick ? "quick sizes" : "report sizes", when, page::html_escape(options.command), total, contents_id,
-        toc.html(), html);
+    const std::string md = page::markdown(doc);
+    const std::string html = page::html(doc, kCss);
     write(tmp + "/index.md", md);
     write(tmp + "/index.html", html);
     std::string manifest = std::string(kMarkerHeader) + "\n";

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "lplab/experiments/experiment.h"
-#include "lplab/experiments/format_registry.h"
+#include "lplab/experiments/vocabulary.h"
 #include "lplab/experiments/report.h"
 #include "lplab/experiments/report_parts.h"
 

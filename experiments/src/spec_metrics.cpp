@@ -9,7 +9,7 @@
 #include <string>
 
 #include "lplab/experiments/spec.h"
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 
 namespace lplab::experiments {
 namespace {
@@ -271,21 +271,6 @@ Measurement fraction(const Metric& m, const ComparedArrays& s, const char* what,
 }  // namespace
 
 std::string result_number(double v) { return std::isnan(v) ? "nan" : shortest(v); }
-
-const char* metric_name(MetricKind m) {
-  switch (m) {
-    case MetricKind::assert_close: return "assert_close";
-    case MetricKind::max_ulp: return "max_ulp";
-    case MetricKind::sqnr_db: return "sqnr_db";
-    case MetricKind::max_rel_err: return "max_rel_err";
-    case MetricKind::norm_rel_err: return "norm_rel_err";
-    case MetricKind::max_abs_err: return "max_abs_err";
-    case MetricKind::underflow_fraction: return "underflow_fraction";
-    case MetricKind::overflow_fraction: return "overflow_fraction";
-    case MetricKind::mismatch_fraction: return "mismatch_fraction";
-  }
-  return "?";
-}
 
 Measurement measure(const Metric& m, const ComparedArrays& s) {
   switch (m.kind) {

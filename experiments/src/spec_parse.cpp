@@ -25,8 +25,9 @@
 
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/spec.h"
+#include "lplab/runtime/accumulators.h"
 #include "lplab/experiments/files.h"
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 #include "lplab/kernels/mma.h"
 #include "lplab/kernels/nearest_names.h"
 #include "scaled.h"
@@ -144,7 +145,7 @@ class Reader {
       }
       // The double nearest the number: inf beyond double's range.
       v = d.nearest;
-      if (d.kind == detail::Kind::finite && !std::isfinite(v))
+      if (d.kind == ValueKind::finite && !std::isfinite(v))
         fail(at, fmt::format("{}: '{}' is beyond double's range (its magnitude must be below 1.8e308)", field, shown(s)));
     }
     if (!std::isfinite(v)) fail(at, fmt::format("{}: expected a finite number, got '{}'", field, shown(s)));
@@ -392,13 +393,11 @@ MatmulCheck parse_matmul(const Reader& r, const YAML::Node& node, SpecPlace at) 
       c.output = r.format(e.value, vp, key);
     } else if (key == "accumulator") {
       const std::string s = r.text(e.value, vp, key);
-      const kernels::AccumulatorPreset* preset = kernels::find_accumulator_preset(s);
-      if (preset == nullptr) {
-        std::vector<std::string_view> all, plain;
-        for (const kernels::AccumulatorPreset& a : kernels::accumulator_presets()) all.push_back(a.name);
-        for (const kernels::AccumulatorPreset& a : kernels::plain_accumulator_presets()) plain.push_back(a.name);
-        r.fail(vp, fmt::format("accumulator: unknown '{}'{}; known: {}, or a matrix-unit instruction (lplab mma "
-                               "--list)", shown(s), did_you_mean(s, all), join(plain)));
+      const kernels::AccumulatorPreset* preset = nullptr;
+      try {
+        preset = &accumulator_preset(s);
+      } catch (const UsageError& e) {
+        r.fail(vp, e.what());
       }
       // A block-scaled instruction applies its operands' block scales inside
       // the dot product (matmul.h's BlockScaledOperand); a spec's operands
@@ -508,18 +507,7 @@ Metric parse_metric(const Reader& r, std::string_view key, const YAML::Node& nod
     }
     return m;
   }
-  static const std::vector<std::pair<std::string_view, MetricKind>> limited = {
-      {"max_ulp", MetricKind::max_ulp},
-      {"sqnr_db", MetricKind::sqnr_db},
-      {"max_rel_err", MetricKind::max_rel_err},
-      {"norm_rel_err", MetricKind::norm_rel_err},
-      {"max_abs_err", MetricKind::max_abs_err},
-      {"underflow_fraction", MetricKind::underflow_fraction},
-      {"overflow_fraction", MetricKind::overflow_fraction},
-      {"mismatch_fraction", MetricKind::mismatch_fraction},
-  };
-  for (const auto& [name, kind] : limited)
-    if (key == name) m.kind = kind;
+  if (const std::optional<MetricKind> kind = enum_parse<MetricKind>(key)) m.kind = *kind;
   const std::string_view bound = m.kind == MetricKind::sqnr_db ? "min" : "max";
   std::vector<std::string_view> known = {bound};
   if (m.kind == MetricKind::max_ulp) known.push_back("format");
@@ -549,16 +537,13 @@ Metric parse_metric(const Reader& r, std::string_view key, const YAML::Node& nod
 }
 
 constexpr std::string_view kKinds[] = {"matmul", "quantize", "convert", "compare"};
-constexpr std::string_view kMetrics[] = {"assert_close", "max_ulp",      "sqnr_db",
-                                         "max_rel_err",  "norm_rel_err", "max_abs_err",
-                                         "underflow_fraction", "overflow_fraction", "mismatch_fraction"};
 
 Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
   Check c;
   c.place = at;
   std::vector<std::string_view> known = {"name", "description"};
   known.insert(known.end(), std::begin(kKinds), std::end(kKinds));
-  known.insert(known.end(), std::begin(kMetrics), std::end(kMetrics));
+  for (const EnumEntry<MetricKind>& metric : enum_entries<MetricKind>()) known.push_back(metric.name);
   const auto entries = r.entries(node, at, "check", known);
   int kinds = 0, metrics = 0;
   for (const auto& [key, e] : entries) {
@@ -579,7 +564,7 @@ Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
                                at + 1, static_cast<unsigned char>(c.name[at])));
     } else if (key == "description") {
       r.text(e.value, vp, "description");
-    } else if (std::find(std::begin(kMetrics), std::end(kMetrics), key) != std::end(kMetrics)) {
+    } else if (enum_parse<MetricKind>(key)) {
       if (++metrics > 1) r.fail(e.key_place, fmt::format("check: one metric per check, '{}' is a second", key));
       c.metric = parse_metric(r, key, e.value, vp);
     } else {
@@ -643,7 +628,7 @@ Check parse_check(const Reader& r, const YAML::Node& node, SpecPlace at) {
   if (kinds == 0) r.fail(at, fmt::format("check '{}': missing the computation, one of {}", shown(c.name),
                                          join({std::begin(kKinds), std::end(kKinds)})));
   if (metrics == 0) r.fail(at, fmt::format("check '{}': missing the metric, one of {}", shown(c.name),
-                                           join({std::begin(kMetrics), std::end(kMetrics)})));
+                                           enum_names_text<MetricKind>()));
   // max_ulp counts codes of a format: the one named, or the check's own.
   if (c.metric.kind == MetricKind::max_ulp && c.metric.format == nullptr) {
     if (const auto* v = std::get_if<ConvertCheck>(&c.what)) c.metric.format = v->format;

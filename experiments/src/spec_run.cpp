@@ -16,7 +16,7 @@
 #include "lplab/experiments/npy.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/spec.h"
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/mma.h"
 #include "lplab/kernels/random.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/vocabulary.h"
 
 namespace lplab::experiments {
 

@@ -12,19 +12,6 @@
 
 namespace lplab::kernels {
 
-const char* accumulator_name(Accumulator a) {
-  switch (a) {
-    case Accumulator::fp64: return "fp64";
-    case Accumulator::fp32: return "fp32";
-    case Accumulator::fp16: return "fp16";
-    case Accumulator::bf16: return "bf16";
-    case Accumulator::tensor_core: return "tensor_core";
-    case Accumulator::bf16_dot2: return "bf16_dot2";
-    case Accumulator::instruction: return "instruction";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr AccumulatorPreset kPresets[] = {

@@ -50,7 +50,7 @@ using detail::float_arithmetic_exact;
 // The target forced for the calling thread (targets.h); 0: none.
 thread_local std::int64_t t_forced = 0;
 
-using detail::FormatId;
+
 using EncodeFn = void (*)(const EncodeArgs&);
 using DecodeFn = void (*)(const DecodeArgs&);
 
@@ -62,7 +62,7 @@ struct Kernels {
 
 // Indexed by FormatId. float32 is float itself: no kernel (its encode_/decode_,
 // declared above, are named only in the discarded branch, so never defined).
-constexpr std::array<Kernels, detail::format_count> kKernels = {{
+constexpr std::array<Kernels, format_count> kKernels = {{
 #define LPLAB_ENTRY(type, names, description)                                \
   [] {                                                                        \
     if constexpr (std::is_same_v<lplab::type, lplab::float32>)                \
@@ -182,8 +182,6 @@ void apply_environment() {
 
 }  // namespace
 
-namespace detail {
-
 void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
                   const ConvertOptions& options) {
   apply_environment();
@@ -218,8 +216,6 @@ void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::si
   if (options.stats != nullptr)
     for (const FlagCounts& c : counts) *options.stats += c;
 }
-
-}  // namespace detail
 
 namespace {
 

@@ -198,7 +198,6 @@ HWY_AFTER_NAMESPACE();
 #include <vector>
 
 #include "lplab/kernels/exact_sum.h"
-#include "format_visit.h"
 #include "row_bands.h"
 
 namespace lplab::kernels {
@@ -209,31 +208,8 @@ HWY_EXPORT(LookupBytes);
 HWY_EXPORT(LookupPairs);
 HWY_EXPORT(TransposeCodes);
 
-const char* unary_name(Unary op) {
-  switch (op) {
-    case Unary::identity: return "identity";
-    case Unary::relu: return "relu";
-    case Unary::gelu_tanh: return "gelu_tanh";
-    case Unary::gelu_erf: return "gelu_erf";
-    case Unary::square: return "square";
-    case Unary::sqrt: return "sqrt";
-    case Unary::rsqrt: return "rsqrt";
-    case Unary::pow: return "pow";
-    case Unary::scale: return "scale";
-  }
-  return "?";
-}
+using namespace detail;  // the kernels' private helpers (row_bands.h, fused.cpp, dispatch.cpp)
 
-const char* binary_name(Binary op) {
-  switch (op) {
-    case Binary::add: return "add";
-    case Binary::mul: return "mul";
-    case Binary::axpy: return "axpy";
-  }
-  return "?";
-}
-
-namespace detail {
 namespace {
 
 constexpr std::size_t kChunk = 4096;  // elements per item: 8 KiB of floats, a binary op's three buffers in L1
@@ -1020,6 +996,5 @@ double round_to(FormatId format, double v) {
   });
 }
 
-}  // namespace detail
 }  // namespace lplab::kernels
 #endif  // HWY_ONCE

@@ -163,12 +163,12 @@ HWY_INLINE bool FusedFormatAny(const FusedArgs& args) {
   return args.float_arithmetic_exact ? FusedFormat<D, true>(args) : FusedFormat<D, false>(args);
 }
 
-HWY_ATTR bool Fused(lplab::kernels::detail::FormatId format, const FusedArgs& args) {
+HWY_ATTR bool Fused(lplab::kernels::FormatId format, const FusedArgs& args) {
 #if HWY_TARGET == HWY_SCALAR
   (void)format, (void)args;
   return false;  // one lane: the chunked engine is as good
 #else
-  using lplab::kernels::detail::FormatId;
+  using lplab::kernels::FormatId;
   switch (format) {
     case FormatId::bfloat16: return FusedFormatAny<lplab::bfloat16::descriptor>(args);
     case FormatId::float16: return FusedFormatAny<lplab::float16::descriptor>(args);

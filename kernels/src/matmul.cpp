@@ -184,6 +184,10 @@ void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o
   accumulate_tensor_core_reference(p, o, out);
 }
 
+}  // namespace detail
+
+using namespace detail;  // (this file's own helpers: fail, pick_gemm, the accumulators)
+
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
                         const void* scales, float tensor_scale, const char* name, bool tensor_amax) {
   const std::string op = std::string("block-scaled ") + name;
@@ -229,6 +233,8 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
 }
 
 
+namespace detail {
+
 void matmul_fp32(const MatmulProblem& p, const MatmulOptions& o, float* out) {
   const Gemm gemm = pick_gemm();
   for_problem_bands(p, o.threads, [&](const MatmulProblem& band, std::size_t first) {
@@ -244,12 +250,10 @@ const char* gemm_f32_isa() { return detail::pick_gemm().isa(); }
 
 void matmul_sums(const MatmulProblem& p, double* sums, const MatmulOptions& options) {
   // No output rounding: every output precision is fine (0).
-  detail::check_matmul(p.m, p.n, p.k, p.a, p.b, sums, options, p.ra, p.rb, 0);
+  check_matmul(p.m, p.n, p.k, p.a, p.b, sums, options, p.ra, p.rb, 0);
   if (p.m == 0 || p.n == 0) return;
-  detail::matmul_accumulate(p, options, sums);
+  matmul_accumulate(p, options, sums);
 }
-
-namespace detail {
 
 void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* out) {
   // These prepare B once (in double, padded) and split the rows themselves.
@@ -265,6 +269,8 @@ void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& o, double* o
   for_problem_bands(p, o.threads,
                     [&](const MatmulProblem& band, std::size_t first) { accumulate_band(band, o, out + first * p.n); });
 }
+
+namespace detail {
 
 void accumulate_band(const MatmulProblem& p, const MatmulOptions& o, double* out) {
   switch (o.accumulator.kind) {

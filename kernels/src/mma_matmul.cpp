@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lplab/kernels/mma.h"
+#include "lplab/kernels/plans.h"
 #include "row_bands.h"
 #include "tensor_core.h"
 
@@ -19,53 +20,14 @@ const MmaInstruction& instruction_of(const MatmulOptions& o) {
   return mma_instructions()[static_cast<std::size_t>(o.accumulator.instruction)];
 }
 
-// Every operand value must be one of the instruction's type: the unit reads
-// nothing else. Operands repeat few distinct values (at most 2^16 for a
-// 16-bit type), so the values found held are remembered by their bits in a
-// direct-mapped table: a hit is a value mma_holds has accepted.
-void check_operands(const MmaInstruction& i, const float* x, std::size_t rows, std::size_t cols, MmaType t,
-                    const char* name) {
-  constexpr int kSlotBits = 12;
-  constexpr std::uint64_t kEmpty = ~std::uint64_t{0};  // no float's bits
-  std::vector<std::uint64_t> held(std::size_t{1} << kSlotBits, kEmpty);
-  auto holds = [&](float v) {
-    const std::uint32_t bits = lplab::detail::bit_cast<std::uint32_t>(v);
-    std::uint64_t& slot = held[(bits * 0x9E3779B1u) >> (32 - kSlotBits)];  // Fibonacci hashing
-    if (slot == bits) return true;
-    if (!mma_holds(t, static_cast<double>(v))) return false;
-    slot = bits;
-    return true;
-  };
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c)
-      if (!holds(x[r * cols + c]))
-        throw std::invalid_argument("matmul: " + std::string(name) + "[" + std::to_string(r) + "][" +
-                                    std::to_string(c) + "] = " + std::to_string(x[r * cols + c]) +
-                                    " is not a value of " + std::string(mma_type_info(t).name) + ", which " + i.name +
-                                    " takes");
-}
-
 }  // namespace
 
 void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, const float* scales_a,
                             const float* scales_b_t, double* out) {
-  const MmaInstruction& i = instruction_of(o);
-  const bool scaled = i.scale != MmaType::none;
-  if (scaled && scales_a == nullptr)
-    throw std::invalid_argument("matmul: " + i.name + " is block-scaled: it takes block-scaled operands "
-                                "(BlockScaledOperand) whose scales it applies inside the dot product");
-  if (!scaled && scales_a != nullptr)
-    throw std::invalid_argument("matmul: " + i.name + " takes no block scales; name a block-scaled instruction");
-  check_operands(i, p.a, p.m, p.k, i.a, "A");
-  check_operands(i, p.b, p.k, p.n, i.b, "B");
-  if (o.c_input != nullptr)
-    for (std::size_t q = 0; q < p.m * p.n; ++q)
-      if (!mma_holds(i.c, o.c_input[q]))
-        throw std::invalid_argument("matmul: C[" + std::to_string(q / p.n) + "][" + std::to_string(q % p.n) +
-                                    "] = " + std::to_string(o.c_input[q]) + " is not a value of " +
-                                    std::string(mma_type_info(i.c).name) + ", " + i.name + "'s C type");
-  const auto K = static_cast<std::size_t>(i.k);
-  const std::size_t kp = (p.k + K - 1) / K * K;
+  const InstructionPlan plan = plan_instruction_matmul(p, o, scales_a != nullptr);
+  const MmaInstruction& i = *plan.instruction;
+  const bool scaled = plan.scaled;
+  const std::size_t kp = plan.k_padded;
   // NVIDIA's truncated steps into an fp32 register are the tensor_core
   // accumulator's model (tensor_core_step.h; a test checks the two agree),
   // and with fp16 C and D the same steps rounded to nearest fp16: its SIMD
@@ -93,11 +55,7 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
   }
   const std::size_t blk = scaled ? static_cast<std::size_t>(i.model.scale_block) : 0;
   const std::size_t nblk = blk ? kp / blk : 0;
-  // B's columns as rows of kp doubles (zero-padded), once: a column walk of
-  // row-major B per output read rows n floats apart.
-  std::vector<double> bt(p.n * kp, 0.0);
-  for (std::size_t t = 0; t < p.k; ++t)
-    for (std::size_t j = 0; j < p.n; ++j) bt[j * kp + t] = p.b[t * p.n + j];
+  const std::vector<double> bt = plan.padded_columns_of_b(p);
   for_problem_bands(p, o.threads, [&](const MatmulProblem& band, std::size_t first_row) {
     std::vector<double> a(kp, 0.0), sa(nblk, 1.0), sb(nblk, 1.0);
     for (std::size_t r = 0; r < band.m; ++r) {
@@ -113,6 +71,10 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
     }
   });
 }
+
+}  // namespace lplab::kernels::detail
+namespace lplab::kernels {
+using namespace detail;
 
 void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales_a, const float* scales_b_t,
                                      int block_a, int block_b, bool e8m0_a, bool e8m0_b, const MatmulOptions& o,
@@ -146,4 +108,4 @@ void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales
   accumulate_instruction(p, o, scales_a, scales_b_t, out);
 }
 
-}  // namespace lplab::kernels::detail
+}  // namespace lplab::kernels

@@ -18,6 +18,7 @@
 #include "block_ops.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/packed.h"
+#include "lplab/kernels/plans.h"
 #include "row_bands.h"
 
 namespace lplab::kernels {
@@ -43,12 +44,6 @@ std::uint32_t abs_max_bits(const float* x, std::size_t n) noexcept {
 }
 
 void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
-
-void check_size(const char* fn, const char* what, std::size_t expected, std::size_t given) {
-  if (expected != given)
-    fail(std::string(fn) + ": " + what + " has " + std::to_string(given) + " elements, expected " +
-         std::to_string(expected));
-}
 
 // The powers of two of a pair's scale format, planned once: for each X in
 // [x_min, x_max] the scale 2^X and the factor 2^-X (scale_rules.h).
@@ -88,39 +83,21 @@ void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, flo
   factor = p.factor;
 }
 
-template <class Elem, class Scale>
-void check_scheme(const char* fn, const BlockScaling<Elem, Scale>& s) {
-  if (s.block_size < 1) fail(std::string(fn) + ": block_size must be at least 1");
-  if (s.tensor_scale && s.rule != ScaleRule::amax_ratio && s.rule != ScaleRule::amax_ratio_te)
-    fail(std::string(fn) + ": a tensor scale needs ScaleRule::amax_ratio or amax_ratio_te");
-  if (s.rule == ScaleRule::amax_ratio_te && !s.tensor_scale)
-    fail(std::string(fn) + ": ScaleRule::amax_ratio_te (Transformer Engine's NVFP4) needs the tensor scale");
-}
-
-// The common body of quantize and quantize_packed: computes the scales and
-// hands the scaled floats to `emit(values, first_index)`, a group of whole
-// blocks at a time (about kChunk values; a multiple of 4 values, the largest
-// packing group, except for the last group). Per group, one vector pass finds
-// every block's amax, the scales are planned block by block, and one vector
-// pass multiplies each block by its factor.
+// The common body of quantize and quantize_packed, on a checked plan
+// (plans.h): computes the scales and hands the scaled floats to
+// `emit(values, first_index)`, a group of whole blocks at a time (about
+// kChunk values; a multiple of 4 values, the largest packing group, except
+// for the last group). Per group, one vector pass finds every block's amax,
+// the scales are planned block by block, and one vector pass multiplies each
+// block by its factor.
 template <class Elem, class Scale, class Emit>
-void quantize_blocks(const char* fn, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+void quantize_blocks(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
                      std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit&& emit) {
-  const std::size_t n = x.size();
-  const auto bs = static_cast<std::size_t>(s.block_size);
-  const std::size_t blocks = scales_needed(s, n);
-  check_size(fn, "scales", blocks, scales.size());
-  if (s.tensor_scale && tensor_scale == nullptr)
-    fail(std::string(fn) + ": this scheme needs a tensor_scale output");
-
-  // Transformer Engine's order keeps the tensor's amax (TE stores it, and
-  // derives s_enc and the dequantization from it).
-  const bool te = s.rule == ScaleRule::amax_ratio_te;
-  const std::uint32_t amax_t = s.tensor_scale ? abs_max_bits(x.data(), n) : 0;
-  const float s_enc = !s.tensor_scale ? 1.0f
-                      : te            ? scale_rules::encode_scale_te<Elem, Scale>(amax_t)
-                                      : scale_rules::encode_scale<Elem, Scale>(amax_t);
-  if (tensor_scale != nullptr) *tensor_scale = te ? scale_rules::float_of(amax_t) : s_enc;
+  const std::size_t n = p.n, bs = p.block_size, blocks = p.blocks;
+  const bool te = p.te();
+  const TensorEncoding enc = tensor_encoding<Elem, Scale>(p, p.tensor_scale ? abs_max_bits(x.data(), n) : 0);
+  const float s_enc = enc.s_enc;
+  if (tensor_scale != nullptr) *tensor_scale = enc.stored;
 
   // Blocks per group: about kChunk values, rounded up so that a group holds a
   // multiple of 4 values (bs * group % 4 == 0).
@@ -197,9 +174,8 @@ template <BlockElement Elem, BlockScale Scale>
 void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
               std::span<std::type_identity_t<Elem>> elems,
               std::span<std::type_identity_t<Scale>> scales, float* tensor_scale, unsigned threads) {
-  check_scheme("quantize", s);
-  check_size("quantize", "elems", x.size(), elems.size());
-  quantize_blocks("quantize", s, x, scales, tensor_scale, threads,
+  const BlockPlan p = plan_block_quantize(s, x.size(), elems.size(), scales.size(), tensor_scale);
+  quantize_blocks(p, s, x, scales, tensor_scale, threads,
                   [&](std::span<const float> v, std::size_t first) {
                     kernels::convert(v, elems.subspan(first, v.size()), Round::nearest_even,
                                      Overflow::saturate);
@@ -211,9 +187,7 @@ void dequantize(const BlockScaling<Elem, Scale>& s,
                 std::span<const std::type_identity_t<Elem>> elems,
                 std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
                 float tensor_scale) {
-  check_scheme("dequantize", s);
-  check_size("dequantize", "y", elems.size(), y.size());
-  check_size("dequantize", "scales", scales_needed(s, elems.size()), scales.size());
+  plan_block_dequantize(s, elems.size(), scales.size(), y.size());
   kernels::convert(elems, y);
   scale_blocks(s, scales, y, tensor_scale);
 }
@@ -223,9 +197,8 @@ template <BlockElement Elem, BlockScale Scale>
 void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
                      std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
                      float* tensor_scale, unsigned threads) {
-  check_scheme("quantize_packed", s);
-  check_size("quantize_packed", "the byte span", packed_bytes<Elem>(x.size()), bytes.size());
-  quantize_blocks("quantize_packed", s, x, scales, tensor_scale, threads,
+  const BlockPlan p = plan_block_quantize_packed(s, x.size(), bytes.size(), scales.size(), tensor_scale);
+  quantize_blocks(p, s, x, scales, tensor_scale, threads,
                   [&](std::span<const float> v, std::size_t first) {
                     thread_local std::vector<Elem> codes;  // one per worker
                     codes.resize(v.size());
@@ -242,8 +215,7 @@ template <BlockElement Elem, BlockScale Scale>
 void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::uint8_t> bytes,
                        std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
                        float tensor_scale) {
-  check_scheme("dequantize_packed", s);
-  check_size("dequantize_packed", "scales", scales_needed(s, y.size()), scales.size());
+  plan_block_dequantize_packed(s, y.size(), scales.size());
   kernels::dequantize_packed<Elem>(bytes, y);
   scale_blocks(s, scales, y, tensor_scale);
 }
@@ -281,21 +253,16 @@ template <BlockElement Elem>
 TensorScaleResult quantize(const TensorScaling<Elem>& s, std::span<const float> x,
                            std::span<std::type_identity_t<Elem>> out,
                            std::span<const float> history) {
-  check_size("quantize", "out", x.size(), out.size());
-  if (s.amax != AmaxSource::current && history.empty())
-    fail("quantize: this TensorScaling reads an amax history, and none was given");
+  const TensorPlan p = plan_tensor_quantize(s, x.size(), out.size(), history);
   const float current = amax(x);
-  const float source = s.amax == AmaxSource::current       ? current
-                       : s.amax == AmaxSource::history_max ? amax(history)
-                                                           : history[0];
-  const float scale = tensor_scale_for(s, source);
+  const float scale = tensor_scale_for(s, p.amax(current));
   scale_and_convert(x, out, scale);
   return {scale, current};
 }
 
 template <BlockElement Elem>
 float quantize_with_scale(std::span<const float> x, std::span<std::type_identity_t<Elem>> out, float scale) {
-  check_size("quantize_with_scale", "out", x.size(), out.size());
+  detail::check_extent("quantize_with_scale", {"out", x.size(), out.size()});
   scale_and_convert(x, out, scale);
   return amax(x);
 }
@@ -303,7 +270,7 @@ float quantize_with_scale(std::span<const float> x, std::span<std::type_identity
 template <BlockElement Elem>
 void dequantize(const TensorScaling<Elem>&, std::span<const std::type_identity_t<Elem>> elems,
                 float scale, std::span<float> y) {
-  check_size("dequantize", "y", elems.size(), y.size());
+  plan_tensor_dequantize(elems.size(), y.size());
   kernels::convert(elems, y);
   for (float& v : y) v = v / scale;
 }
@@ -343,8 +310,8 @@ void check_tiles(const char* fn, const TileScaling<Elem>& s, std::size_t n, std:
   if (cols == 0) fail(std::string(fn) + ": cols must be at least 1");
   if (!(s.amax_floor >= 0.0f) || !std::isfinite(s.amax_floor))
     fail(std::string(fn) + ": amax_floor must be finite and not negative");
-  check_size(fn, "elems", n, elems);
-  check_size(fn, "scales", tile_scales_needed(s, n, cols), scales);
+  detail::check_extent(fn, {"elems", n, elems});
+  detail::check_extent(fn, {"scales", tile_scales_needed(s, n, cols), scales});
 }
 
 // Calls f(first, count) for each row segment of tile (R, C) of a matrix of
@@ -416,49 +383,40 @@ void dequantize(const TileScaling<Elem>& s, std::span<const std::type_identity_t
 }
 
 // ---------------------------------------------------------------------------
-// The library's instantiations: every element format with every scale format.
+// The library's instantiations, from the lists of scaling_formats.h: every
+// pair of LPLAB_BLOCK_PAIRS (and its packed forms where its elements are
+// packed), every element of LPLAB_SCALING_ELEMENTS.
 
-#define LPLAB_SCALING_PAIR(E, S)                                                              \
+#define LPLAB_SCALING_PAIR(E, S, storage)                                                     \
   template void quantize(const BlockScaling<E, S>&, std::span<const float>, std::span<E>,     \
                          std::span<S>, float*, unsigned);                                     \
   template void dequantize(const BlockScaling<E, S>&, std::span<const E>, std::span<const S>, \
-                           std::span<float>, float);
-#define LPLAB_SCALING_PACKED_PAIR(E, S)                                                     \
+                           std::span<float>, float);                                          \
+  LPLAB_SCALING_PAIR_##storage(E, S)
+#define LPLAB_SCALING_PAIR_bytes(E, S)
+#define LPLAB_SCALING_PAIR_packed(E, S)                                                     \
   template void quantize_packed(const BlockScaling<E, S>&, std::span<const float>,          \
                                 std::span<std::uint8_t>, std::span<S>, float*, unsigned);   \
   template void dequantize_packed(const BlockScaling<E, S>&, std::span<const std::uint8_t>, \
                                   std::span<const S>, std::span<float>, float);
-#define LPLAB_SCALING_ELEMENT(E)                                                       \
-  LPLAB_SCALING_PAIR(E, float8_e8m0fnu)                                                \
-  LPLAB_SCALING_PAIR(E, float8_e4m3fn)                                                 \
-  template float tensor_scale_for(const TensorScaling<E>&, float) noexcept;            \
-  template TensorScaleResult quantize(const TensorScaling<E>&, std::span<const float>, \
-                                      std::span<E>, std::span<const float>);           \
-  template void dequantize(const TensorScaling<E>&, std::span<const E>, float, std::span<float>); \
-  template float quantize_with_scale<E>(std::span<const float>, std::span<E>, float);             \
-  template class DelayedScaler<E>;                                                                \
-  template void quantize(const TileScaling<E>&, std::span<const float>, std::size_t, std::span<E>, \
-                         std::span<float>);                                                       \
+#define LPLAB_SCALING_ELEMENT(E)                                                                          \
+  template float tensor_scale_for(const TensorScaling<E>&, float) noexcept;                               \
+  template TensorScaleResult quantize(const TensorScaling<E>&, std::span<const float>,                    \
+                                      std::span<E>, std::span<const float>);                              \
+  template void dequantize(const TensorScaling<E>&, std::span<const E>, float, std::span<float>);         \
+  template float quantize_with_scale<E>(std::span<const float>, std::span<E>, float);                     \
+  template class DelayedScaler<E>;                                                                        \
+  template void quantize(const TileScaling<E>&, std::span<const float>, std::size_t, std::span<E>,        \
+                         std::span<float>);                                                               \
   template void dequantize(const TileScaling<E>&, std::span<const E>, std::size_t, std::span<const float>, \
                            std::span<float>);
-#define LPLAB_SCALING_PACKED_ELEMENT(E)        \
-  LPLAB_SCALING_PACKED_PAIR(E, float8_e8m0fnu) \
-  LPLAB_SCALING_PACKED_PAIR(E, float8_e4m3fn)
 
-LPLAB_SCALING_ELEMENT(float8_e4m3fn)
-LPLAB_SCALING_ELEMENT(float8_e5m2)
-LPLAB_SCALING_ELEMENT(float8_e4m3fnuz)
-LPLAB_SCALING_ELEMENT(float8_e5m2fnuz)
-LPLAB_SCALING_ELEMENT(float6_e2m3fn)
-LPLAB_SCALING_ELEMENT(float6_e3m2fn)
-LPLAB_SCALING_ELEMENT(float4_e2m1fn)
-LPLAB_SCALING_PACKED_ELEMENT(float6_e2m3fn)
-LPLAB_SCALING_PACKED_ELEMENT(float6_e3m2fn)
-LPLAB_SCALING_PACKED_ELEMENT(float4_e2m1fn)
+LPLAB_BLOCK_PAIRS(LPLAB_SCALING_PAIR)
+LPLAB_SCALING_ELEMENTS(LPLAB_SCALING_ELEMENT)
 
-#undef LPLAB_SCALING_PACKED_ELEMENT
 #undef LPLAB_SCALING_ELEMENT
-#undef LPLAB_SCALING_PACKED_PAIR
+#undef LPLAB_SCALING_PAIR_packed
+#undef LPLAB_SCALING_PAIR_bytes
 #undef LPLAB_SCALING_PAIR
 
 }  // namespace lplab::kernels

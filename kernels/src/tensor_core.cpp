@@ -12,10 +12,18 @@
 namespace lplab::kernels::detail {
 
 // (The options were checked by check_matmul.)
+}  // namespace lplab::kernels::detail
+namespace lplab::kernels {
+using namespace detail;
+
 TensorCoreModel tensor_core_model(const MatmulProblem& p, const MatmulOptions& o) {
   const AccumulatorModel r = resolve_accumulator(o.accumulator, p.ra, p.rb);
   return {r.block, r.fraction_bits, r.result_bits, r.zero_exponent, r.promote_every, p.ra.emin, p.rb.emin};
 }
+
+}  // namespace lplab::kernels
+namespace lplab::kernels::detail {
+
 
 void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out) {
   if (tensor_core_fast(p, tensor_core_model(p, o), out, o.threads)) return;

@@ -6,10 +6,6 @@
 
 namespace lplab::kernels::detail {
 
-// The chain's parameters (tensor_core_step.h), resolved from the options and
-// the operand formats.
-TensorCoreModel tensor_core_model(const MatmulProblem& p, const MatmulOptions& o);
-
 // The SIMD model (tensor_core_simd.cpp); false where it does not apply
 // (blocks of more than 32, F > 44, no double lanes): the caller then runs the
 // scalar model (tensor_core::dot).

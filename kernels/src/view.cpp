@@ -8,13 +8,13 @@ namespace detail {
 
 void throw_view_error(const std::string& what) { throw std::invalid_argument(what); }
 
+}  // namespace detail
+
 std::string shape_text(std::span<const std::size_t> shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
-
-}  // namespace detail
 
 namespace {
 
@@ -32,7 +32,7 @@ std::size_t checked_numel(std::span<const std::size_t> shape) {
   constexpr std::size_t kMax = static_cast<std::size_t>(PTRDIFF_MAX);
   std::size_t n = 1;
   for (std::size_t s : shape) {
-    if (s != 0 && n > kMax / s) detail::throw_view_error("shape " + detail::shape_text(shape) + " has too many elements");
+    if (s != 0 && n > kMax / s) detail::throw_view_error("shape " + shape_text(shape) + " has too many elements");
     n *= s;
   }
   return n;
@@ -118,7 +118,7 @@ Layout Layout::view(std::span<const std::size_t> shape) const {
   Layout out(shape);  // row-major strides; checks the rank
   const std::size_t n = numel();
   if (checked_numel(shape) != n)
-    detail::throw_view_error("view: shape " + detail::shape_text(shape) + " has " +
+    detail::throw_view_error("view: shape " + shape_text(shape) + " has " +
                              str(checked_numel(shape)) + " elements, the view " + str(n));
   if (n == 0 || rank_ == 0) return out;
   // Walk the old dimensions from the last, in chunks that lie contiguously in
@@ -126,9 +126,9 @@ Layout Layout::view(std::span<const std::size_t> shape) const {
   // chunk). Each chunk must be covered by a run of new dimensions with the
   // same element count; those get strides that step through the chunk.
   auto fail = [&] {
-    detail::throw_view_error("view: shape " + detail::shape_text(shape) +
+    detail::throw_view_error("view: shape " + shape_text(shape) +
                              " cannot be expressed over this layout (shape " +
-                             detail::shape_text(this->shape()) + ", strides " + strides_text(strides()) +
+                             shape_text(this->shape()) + ", strides " + strides_text(strides()) +
                              "): it merges dimensions that are not contiguous in memory; make a "
                              "contiguous() copy first");
   };

@@ -122,7 +122,9 @@ class Regression:
     """The outcome of :func:`regress`: ``passed``, and ``checks`` (a spec's,
     each a dict with name, passed, metric, measured, relation, limit,
     context, detail, line, seconds) or ``suites`` (lplab's own baselines:
-    suite, entries, changes)."""
+    suite, entries, changes; a change is a dict of key, baseline, now and
+    tolerance, baseline None for a new entry and now None for one no longer
+    computed)."""
 
     __slots__ = ("checks", "suites")
 
@@ -150,14 +152,15 @@ def regress(spec: str | os.PathLike | None = None, *, junit: str | os.PathLike |
     """Precision regression checks (``lplab regress``): a spec file's checks
     (docs/regress.md; ``junit`` also writes JUnit XML), or, without a spec,
     lplab's own baselines recomputed and compared (``baselines``: their
-    directory, by default the source tree's tests/regression)."""
+    directory, by default the copy of tests/regression installed with the
+    package)."""
     if spec is not None:
         if baselines is not None or only:
             raise ValueError("baselines and only go with lplab's own suites, not a spec")
         return Regression(checks=_lplab.regress_spec(os.fspath(spec), os.fspath(junit) if junit else ""))
     if junit is not None:
         raise ValueError("junit needs a spec")
-    d = os.fspath(baselines) if baselines is not None else _lplab.default_baselines
+    d = os.fspath(baselines) if baselines is not None else os.path.join(os.path.dirname(__file__), "regression")
     if not os.path.isdir(d):
         raise ValueError(f"{d}: no such baseline directory (give baselines=DIR)")
     return Regression(suites=_lplab.regress_baselines(d, list(only or [])))

@@ -9,7 +9,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::python {
 
@@ -58,13 +58,12 @@ std::string dtype_text(nb::dlpack::dtype t) {
 
 void value_error(const std::string& message) { throw std::invalid_argument(message); }
 
-const FormatEntry& format_named(std::string_view name) { return experiments::resolve_format(name); }
+const FormatEntry& format_named(std::string_view name) { return runtime::resolve_format(name); }
 
-const FormatEntry& float32_entry() { return experiments::formats()[0]; }
+const FormatEntry& float32_entry() { return runtime::formats()[0]; }
 
 FormatId format_id(const FormatEntry& e) {
-  if (e.declared != nullptr) return FormatId::none;
-  return static_cast<FormatId>(&e - experiments::formats().data());
+  return e.id;
 }
 
 FormatId Operand::id() const { return format == nullptr ? FormatId::none : format_id(*format); }
@@ -138,7 +137,7 @@ OutArray new_array(nb::dlpack::dtype dtype, const std::vector<std::size_t>& shap
   for (std::size_t s : shape) zero |= s == 0;
   for (std::size_t s : shape)
     if (!zero && (__builtin_mul_overflow(n, s, &n) || n > static_cast<std::size_t>(PTRDIFF_MAX) / item))
-      value_error(fmt::format("a result of shape {} does not fit in memory", kernels::detail::shape_text(shape)));
+      value_error(fmt::format("a result of shape {} does not fit in memory", kernels::shape_text(shape)));
   if (zero) n = 0;
   const std::size_t bytes = std::max<std::size_t>(1, n * item);
   // Large results on transparent huge pages, as numpy allocates them: a
@@ -167,7 +166,7 @@ void* output(const OutParam& out, const FormatEntry& e, const Operand& in, const
     same = out.shape(d) == in.shape[d] && (out.shape(d) == 1 || out.stride(d) == stride);
     stride *= static_cast<std::int64_t>(out.shape(d));
   }
-  if (!same) value_error(fmt::format("{}: a C-contiguous array of shape {} (x's)", what, kernels::detail::shape_text(in.shape)));
+  if (!same) value_error(fmt::format("{}: a C-contiguous array of shape {} (x's)", what, kernels::shape_text(in.shape)));
   // No overlap with the input: the kernels read and write in chunks.
   const std::size_t item_in = in.is_double() ? 8 : storage_bytes(*in.format);
   std::size_t extent = 1;
@@ -184,7 +183,7 @@ OutArray new_codes(const FormatEntry& e, const std::vector<std::size_t>& shape) 
   return new_array(storage_dtype(e), shape);
 }
 
-Round round_named(std::string_view s) { return experiments::parse_round(s); }
-Overflow overflow_named(std::string_view s) { return experiments::parse_overflow(s); }
+Round round_named(std::string_view s) { return runtime::parse_round(s); }
+Overflow overflow_named(std::string_view s) { return runtime::parse_overflow(s); }
 
 }  // namespace lplab::python

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/format_registry.h"
+#include "lplab/runtime/formats.h"
 #include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/view.h"
@@ -30,8 +30,8 @@
 namespace lplab::python {
 
 namespace nb = nanobind;
-using experiments::FormatEntry;
-using kernels::detail::FormatId;
+using runtime::FormatEntry;
+using kernels::FormatId;
 
 // Any array on the CPU, read-only accepted.
 using InArray = nb::ndarray<nb::ro, nb::device::cpu>;

@@ -1,7 +1,7 @@
 // Conversions: lplab.convert / decode / pack / unpack.
 //
 // Paths, each bit-identical to the C++ API's call on the same values:
-//   compiled -> compiled, contiguous: kernels::detail::bulk_convert (the SIMD
+//   compiled -> compiled, contiguous: kernels::bulk_convert (the SIMD
 //     kernels of kernels::convert), in chunks whose first_index keeps the
 //     stochastic bits of the whole array;
 //   compiled -> compiled, strided, no flags: the elementwise cast
@@ -96,12 +96,12 @@ void convert_into(const Operand& in, const FormatEntry& to, void* out, const ker
   // (The elementwise cast numbers elements from 0: a slice of a larger
   // array, first_index > 0, takes the gathered path.)
   if (kernel && !in.contiguous() && o.stats == nullptr && o.first_index == 0) {
-    kernels::detail::Operand x{in.id(), in.data, in.layout()};
-    kernels::detail::Output y{format_id(to), out, kernels::Layout(in.shape)};
+    kernels::Operand x{in.id(), in.data, in.layout()};
+    kernels::Output y{format_id(to), out, kernels::Layout(in.shape)};
     const kernels::Step identity{kernels::Unary::identity, 0.0f};
     kernels::ElementwiseOptions eo{.round = o.round, .overflow = o.overflow, .seed = o.seed, .threads = o.threads};
     nb::gil_scoped_release release;
-    kernels::detail::map_unary({&identity, 1}, x, y, eo);
+    kernels::map_unary({&identity, 1}, x, y, eo);
     return;
   }
   std::vector<std::uint8_t> copy;
@@ -115,7 +115,7 @@ void convert_into(const Operand& in, const FormatEntry& to, void* out, const ker
   without_gil(in.size, [&](std::size_t begin, std::size_t end) {
     kernels::ConvertOptions chunk = o;
     chunk.first_index = o.first_index + begin;
-    kernels::detail::bulk_convert(format_id(to), in.id(), static_cast<const std::uint8_t*>(data) + begin * in_bytes,
+    kernels::bulk_convert(format_id(to), in.id(), static_cast<const std::uint8_t*>(data) + begin * in_bytes,
                                   static_cast<std::uint8_t*>(out) + begin * out_bytes, end - begin, chunk);
   });
 }
@@ -178,7 +178,7 @@ void bind_convert(nb::module_& m) {
           const Operand in = operand(codes, format, "codes");
           if (!in.compiled() || !in.contiguous())
             value_error("codes: pack takes a contiguous array of a compiled FP4/FP6 format's codes");
-          return experiments::visit_format(*in.format, [&]<class T>(std::type_identity<T>) -> OutArray {
+          return runtime::visit_format(*in.format, [&]<class T>(std::type_identity<T>) -> OutArray {
             if constexpr (kernels::is_packed_format_v<T>) {
               OutArray y = new_array(nb::dtype<std::uint8_t>(), {kernels::packed_bytes<T>(in.size)});
               kernels::pack<T>({static_cast<const T*>(in.data), in.size},
@@ -198,7 +198,7 @@ void bind_convert(nb::module_& m) {
           if (bytes.dtype() != nb::dtype<std::uint8_t>() || bytes.ndim() != 1 || (n != 0 && bytes.stride(0) != 1))
             value_error("bytes: unpack takes a contiguous 1-D uint8 array");
           if (f.declared != nullptr) value_error(fmt::format("{} is a declared format; unpack takes FP4/FP6", f.name));
-          return experiments::visit_format(f, [&]<class T>(std::type_identity<T>) -> OutArray {
+          return runtime::visit_format(f, [&]<class T>(std::type_identity<T>) -> OutArray {
             if constexpr (kernels::is_packed_format_v<T>) {
               if (bytes.shape(0) != kernels::packed_bytes<T>(n))
                 value_error(fmt::format("bytes: {} elements of {} take {} bytes, not {}", n, f.name,
@@ -217,7 +217,7 @@ void bind_convert(nb::module_& m) {
         [](const std::string& format, std::size_t n) {
           const FormatEntry& f = format_named(format);
           if (f.declared != nullptr) return n * storage_bytes(f);
-          return experiments::visit_format(f, [&]<class T>(std::type_identity<T>) -> std::size_t {
+          return runtime::visit_format(f, [&]<class T>(std::type_identity<T>) -> std::size_t {
             return kernels::is_packed_format_v<T> ? kernels::packed_bytes<T>(n) : n * storage_bytes(f);
           });
         },

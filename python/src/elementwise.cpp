@@ -7,47 +7,16 @@
 #include <fmt/format.h>
 
 #include "arrays.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 #include "lplab/kernels/elementwise.h"
 
 namespace lplab::python {
 
 namespace {
 
-kernels::Unary unary_named(const std::string& s) {
-  using kernels::Unary;
-  for (Unary u : {Unary::identity, Unary::relu, Unary::gelu_tanh, Unary::gelu_erf, Unary::square, Unary::sqrt,
-                  Unary::rsqrt, Unary::pow, Unary::scale})
-    if (s == kernels::unary_name(u)) return u;
-  value_error(fmt::format("unknown unary op '{}' (identity, relu, gelu_tanh, gelu_erf, square, sqrt, rsqrt, pow, "
-                          "scale)",
-                          experiments::shown(s)));
-}
-
-kernels::Binary binary_named(const std::string& s) {
-  using kernels::Binary;
-  for (Binary b : {Binary::add, Binary::mul, Binary::axpy})
-    if (s == kernels::binary_name(b)) return b;
-  value_error(fmt::format("unknown binary op '{}' (add, mul, axpy)", experiments::shown(s)));
-}
-
-kernels::Compute compute_named(const std::string& s) {
-  if (s == "per_op") return kernels::Compute::per_op;
-  if (s == "fused") return kernels::Compute::fused;
-  if (s == "fp64") return kernels::Compute::fp64;
-  value_error(fmt::format("unknown compute policy '{}' (per_op, fused, fp64)", experiments::shown(s)));
-}
-
-kernels::Accumulate accumulate_named(const std::string& s) {
-  if (s == "fp64") return kernels::Accumulate::fp64;
-  if (s == "fp32") return kernels::Accumulate::fp32;
-  if (s == "storage") return kernels::Accumulate::storage;
-  value_error(fmt::format("unknown accumulation '{}' (fp64, fp32, storage)", experiments::shown(s)));
-}
-
 // The kernels' operand of a compiled format (float64 and declared formats
 // are refused with the reason).
-kernels::detail::Operand kernel_operand(const Operand& op, const char* what) {
+kernels::Operand kernel_operand(const Operand& op, const char* what) {
   if (op.is_double())
     value_error(fmt::format("{}: the elementwise kernels take float32 or an lplab format, not float64 (round it "
                             "first: lplab.convert(x, \"float32\"))",
@@ -67,10 +36,10 @@ const FormatEntry& output_format(const Operand& in, const std::string& out) {
   return f;
 }
 
-kernels::ElementwiseOptions options(const std::string& compute, const std::string& round,
-                                    const std::string& overflow, std::uint64_t seed, unsigned threads) {
-  return {.compute = compute_named(compute), .round = round_named(round), .overflow = overflow_named(overflow),
-          .seed = seed, .threads = threads};
+kernels::ElementwiseOptions options(kernels::Compute compute, const std::string& round, const std::string& overflow,
+                                    std::uint64_t seed, unsigned threads) {
+  return {.compute = compute, .round = round_named(round), .overflow = overflow_named(overflow), .seed = seed,
+          .threads = threads};
 }
 
 // numpy's broadcast of two shapes; ValueError where they do not broadcast.
@@ -82,7 +51,7 @@ std::vector<std::size_t> broadcast_shape(const Operand& a, const Operand& b) {
     const std::size_t db = i < r - b.shape.size() ? 1 : b.shape[i - (r - b.shape.size())];
     if (da != db && da != 1 && db != 1)
       value_error(fmt::format("a and b do not broadcast: shapes {} and {}",
-                              kernels::detail::shape_text(a.shape), kernels::detail::shape_text(b.shape)));
+                              kernels::shape_text(a.shape), kernels::shape_text(b.shape)));
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -105,17 +74,18 @@ void bind_elementwise(nb::module_& m) {
            const std::string& out_format, const std::string& compute, const std::string& round,
            const std::string& overflow, std::uint64_t seed, unsigned threads) {
           const Operand in = operand(x, x_format, "x");
-          const kernels::detail::Operand k = kernel_operand(in, "x");
+          const kernels::Operand k = kernel_operand(in, "x");
           std::vector<kernels::Step> steps;
-          for (const auto& [name, param] : chain) steps.push_back({unary_named(name), param});
+          for (const auto& [name, param] : chain) steps.push_back({runtime::parse<kernels::Unary>(name), param});
           if (steps.empty()) value_error("chain: at least one op");
           const FormatEntry& of = output_format(in, out_format);
-          const kernels::ElementwiseOptions o = options(compute, round, overflow, seed, threads);
+          const kernels::ElementwiseOptions o =
+              options(runtime::parse<kernels::Compute>(compute), round, overflow, seed, threads);
           OutArray y = new_codes(of, in.shape);
-          const kernels::detail::Output out{format_id(of), y.data(), kernels::Layout(in.shape)};
+          const kernels::Output out{format_id(of), y.data(), kernels::Layout(in.shape)};
           {
             nb::gil_scoped_release release;
-            kernels::detail::map_unary(steps, k, out, o);
+            kernels::map_unary(steps, k, out, o);
           }
           return y;
         },
@@ -127,20 +97,20 @@ void bind_elementwise(nb::module_& m) {
         [](const std::string& op, float alpha, const InArray& a, const std::string& a_format, const InArray& b,
            const std::string& b_format, const std::string& out_format, const std::string& round,
            const std::string& overflow, std::uint64_t seed, unsigned threads) {
-          const kernels::Binary bop = binary_named(op);
+          const kernels::Binary bop = runtime::parse<kernels::Binary>(op);
           const Operand oa = operand(a, a_format, "a"), ob = operand(b, b_format, "b");
           kernel_operand(oa, "a");
           kernel_operand(ob, "b");
           const std::vector<std::size_t> shape = broadcast_shape(oa, ob);
           const FormatEntry& of = output_format(oa, out_format);
-          const kernels::ElementwiseOptions o = options("per_op", round, overflow, seed, threads);
+          const kernels::ElementwiseOptions o = options(kernels::Compute::per_op, round, overflow, seed, threads);
           OutArray y = new_codes(of, shape);
-          const kernels::detail::Operand ka{oa.id(), oa.data, broadcast_layout(oa, shape)};
-          const kernels::detail::Operand kb{ob.id(), ob.data, broadcast_layout(ob, shape)};
-          const kernels::detail::Output out{format_id(of), y.data(), kernels::Layout(shape)};
+          const kernels::Operand ka{oa.id(), oa.data, broadcast_layout(oa, shape)};
+          const kernels::Operand kb{ob.id(), ob.data, broadcast_layout(ob, shape)};
+          const kernels::Output out{format_id(of), y.data(), kernels::Layout(shape)};
           {
             nb::gil_scoped_release release;
-            kernels::detail::map_binary(bop, alpha, ka, kb, out, o);
+            kernels::map_binary(bop, alpha, ka, kb, out, o);
           }
           return y;
         },
@@ -151,13 +121,13 @@ void bind_elementwise(nb::module_& m) {
   m.def("triu",
         [](const InArray& x, const std::string& x_format, std::ptrdiff_t diagonal) {
           const Operand in = operand(x, x_format, "x");
-          const kernels::detail::Operand k = kernel_operand(in, "x");
+          const kernels::Operand k = kernel_operand(in, "x");
           if (in.shape.size() < 2) value_error("x: triu takes at least 2 dimensions");
           OutArray y = new_codes(*in.format, in.shape);
-          const kernels::detail::Output out{in.id(), y.data(), kernels::Layout(in.shape)};
+          const kernels::Output out{in.id(), y.data(), kernels::Layout(in.shape)};
           {
             nb::gil_scoped_release release;
-            kernels::detail::triu(k, out, diagonal);
+            kernels::triu(k, out, diagonal);
           }
           return y;
         },
@@ -167,24 +137,24 @@ void bind_elementwise(nb::module_& m) {
   m.def("reduce",
         [](const std::string& what, const InArray& x, const std::string& x_format, const std::string& accumulate) {
           const Operand in = operand(x, x_format, "x");
-          const kernels::detail::Operand k = kernel_operand(in, "x");
+          const kernels::Operand k = kernel_operand(in, "x");
           if (what == "amax") {
             nb::gil_scoped_release release;
-            return kernels::detail::reduce_amax(k);
+            return kernels::reduce_amax(k);
           }
           if (what != "sum" && what != "mean") value_error(fmt::format("unknown reduction '{}'", what));
-          const kernels::Accumulate acc = accumulate_named(accumulate);
+          const kernels::Accumulate acc = runtime::parse<kernels::Accumulate>(accumulate);
           double s;
           {
             nb::gil_scoped_release release;
-            s = kernels::detail::reduce_sum(k, acc);
+            s = kernels::reduce_sum(k, acc);
           }
           if (what == "sum") return s;
           // mean: as kernels::mean divides, in the accumulation's precision.
           const double n = static_cast<double>(in.size);
           if (acc == kernels::Accumulate::fp64) return s / n;
           if (acc == kernels::Accumulate::fp32) return static_cast<double>(static_cast<float>(s) / static_cast<float>(n));
-          return kernels::detail::round_to(in.id(), s / n);
+          return kernels::round_to(in.id(), s / n);
         },
         nb::arg("what"), nb::arg("x"), nb::arg("x_format"), nb::arg("accumulate"),
         "sum, mean or amax of every element, accumulated as asked (amax ignores it).");

@@ -264,19 +264,8 @@ void bind_lab(nb::module_& m) {
 
   m.def("regress_baselines",
         [](const std::string& dir, const std::vector<std::string>& only) {
-          const std::vector<std::string>& suites = only.empty() ? experiments::golden_suites() : only;
-          std::vector<experiments::GoldenFile> baselines;
-          for (const std::string& s : suites) {
-            if (std::find(experiments::golden_suites().begin(), experiments::golden_suites().end(), s) ==
-                experiments::golden_suites().end())
-              experiments::compute_golden(s);  // the one-line error naming the suites
-            const std::filesystem::path path = std::filesystem::path(dir) / (s + ".txt");
-            std::ifstream in(path, std::ios::binary);
-            if (!in) value_error(fmt::format("{}: no baseline file here", path.string()));
-            std::ostringstream text;
-            text << in.rdbuf();
-            baselines.push_back(experiments::parse_golden(text.str(), s, path.string()));
-          }
+          const std::vector<std::string> suites = experiments::select_suites(only, "only");
+          const std::vector<experiments::GoldenFile> baselines = experiments::read_baselines(dir, suites);
           nb::list out;
           for (std::size_t i = 0; i < suites.size(); ++i) {
             experiments::GoldenFile now;
@@ -292,8 +281,10 @@ void bind_lab(nb::module_& m) {
             for (const experiments::GoldenChange& c : changes) {
               nb::dict d;
               d["key"] = c.key;
-              d["baseline"] = c.old_value;
-              d["now"] = c.new_value;
+              d["baseline"] = c.kind == experiments::GoldenChange::Kind::added ? nb::object(nb::none())
+                                                                             : nb::cast(c.old_value);
+              d["now"] = c.kind == experiments::GoldenChange::Kind::removed ? nb::object(nb::none())
+                                                                            : nb::cast(c.new_value);
               d["tolerance"] = c.tolerance;
               ch.append(d);
             }
@@ -307,7 +298,6 @@ void bind_lab(nb::module_& m) {
         },
         nb::arg("dir"), nb::arg("only"),
         "lplab's own baselines recomputed and compared: per suite, its entry count and the changed entries.");
-  m.attr("default_baselines") = LPLAB_REGRESSION_DIR;
 }
 
 }  // namespace lplab::python

@@ -18,7 +18,8 @@
 #include <fmt/format.h>
 
 #include "arrays.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/accumulators.h"
+#include "lplab/runtime/text.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/mma.h"
 
@@ -46,35 +47,12 @@ Decoded decode_matrix(const InArray& x, const std::string& format, const char* w
   d.cols = op.shape[1];
   d.values.resize(op.size);
   convert_into(op, float32_entry(), d.values.data(), {});
-  d.range = op.id() == FormatId::float32 ? kernels::operand_range<float>() : experiments::operand_range(*op.format);
+  d.range = op.id() == FormatId::float32 ? kernels::operand_range<float>() : runtime::operand_range(*op.format);
   return d;
 }
 
 kernels::AccumulatorModel accumulator_model(const std::string& name, const std::map<std::string, int>& params) {
-  const kernels::AccumulatorPreset* preset = kernels::find_accumulator_preset(name);
-  if (preset == nullptr) {
-    std::string plain;
-    for (const kernels::AccumulatorPreset& a : kernels::plain_accumulator_presets())
-      plain += (plain.empty() ? "" : ", ") + std::string(a.name);
-    value_error(fmt::format("accumulator: unknown '{}'; known: {}, or a matrix-unit instruction "
-                            "(lplab.accumulators())",
-                            experiments::shown(name), plain));
-  }
-  kernels::AccumulatorModel model = preset->model;
-  for (const auto& [key, value] : params) {
-    const kernels::AccumulatorField* field = nullptr;
-    for (const kernels::AccumulatorField& f : kernels::accumulator_fields())
-      if (f.name == key) field = &f;
-    if (field == nullptr) {
-      std::string names;
-      for (const kernels::AccumulatorField& f : kernels::accumulator_fields())
-        names += (names.empty() ? "" : ", ") + std::string(f.name);
-      value_error(fmt::format("unknown accumulator parameter '{}' ({})", experiments::shown(key), names));
-    }
-    model.*(field->field) = value;
-  }
-  if (const kernels::AccumulatorProblem e = kernels::accumulator_problem(model)) value_error(e.message);
-  return model;
+  return runtime::accumulator_model(name, {params.begin(), params.end()});
 }
 
 // C's format: a compiled one.
@@ -135,10 +113,10 @@ void bind_matmul(nb::module_& m) {
           const bool whole = o.round == Round::stochastic || o.accumulator.kind == kernels::Accumulator::fp32;
           const std::size_t band = whole ? std::max<std::size_t>(mm, 1)
                                          : std::max<std::size_t>(64, (std::size_t{1} << 26) / per_row);
-          experiments::visit_format(of, [&]<class T>(std::type_identity<T>) {
+          runtime::visit_format(of, [&]<class T>(std::type_identity<T>) {
             using TC = std::conditional_t<std::is_same_v<T, lplab::float32>, float, T>;
             // Every check (sizes, the model against the operands and the output) before any band.
-            kernels::detail::check_matmul(mm, nn, kk, da.values.data(), db.values.data(), y.data(), o, da.range,
+            kernels::check_matmul(mm, nn, kk, da.values.data(), db.values.data(), y.data(), o, da.range,
                                           db.range, kernels::output_precision<TC>());
             without_gil(mm, [&](std::size_t r0, std::size_t r1) {
               kernels::MatmulOptions ob = o;
@@ -175,10 +153,10 @@ void bind_matmul(nb::module_& m) {
           const kernels::MatmulOptions o =
               options(accumulator, params, scale_a, scale_b, round, overflow, seed, threads);
           OutArray y = new_codes(of, {mm, nn});
-          experiments::visit_format(of, [&]<class T>(std::type_identity<T>) {
+          runtime::visit_format(of, [&]<class T>(std::type_identity<T>) {
             using TC = std::conditional_t<std::is_same_v<T, lplab::float32>, float, T>;
             const float dummy = 0;
-            kernels::detail::check_matmul(mm, nn, kk, &dummy, &dummy, y.data(), o, a.scaled_range, b.scaled_range,
+            kernels::check_matmul(mm, nn, kk, &dummy, &dummy, y.data(), o, a.scaled_range, b.scaled_range,
                                           kernels::output_precision<TC>());
             if (mm == 0 || nn == 0) return;
             TC* c = static_cast<TC*>(y.data());
@@ -192,15 +170,15 @@ void bind_matmul(nb::module_& m) {
             nb::gil_scoped_release release;
             if (instruction) {
               std::vector<double> sum(mm * nn);
-              kernels::detail::matmul_block_scaled_instruction(
+              kernels::matmul_block_scaled_instruction(
                   {mm, nn, kk, a.elems.data(), bk.data(), a.elem_range, b.elem_range}, a.scales.data(),
                   b.scales.data(), a.block_size, b.block_size, a.e8m0, b.e8m0, o, sum.data());
               const double scale = static_cast<double>(o.scale_a) * static_cast<double>(o.scale_b) *
-                                   kernels::detail::tensor_scale_factor(a.te, a.encode_numerator, a.tensor_scale, b.te,
+                                   kernels::tensor_scale_factor(a.te, a.encode_numerator, a.tensor_scale, b.te,
                                                                         b.encode_numerator, b.tensor_scale);
-              kernels::detail::round_sums(sum.data(), c, mm * nn, scale, o);
+              kernels::round_sums(sum.data(), c, mm * nn, scale, o);
             } else {
-              kernels::detail::matmul_decoded({mm, nn, kk, a.values.data(), bk.data(), a.scaled_range, b.scaled_range},
+              kernels::matmul_decoded({mm, nn, kk, a.values.data(), bk.data(), a.scaled_range, b.scaled_range},
                                               c, o);
             }
           });

@@ -13,87 +13,64 @@
 
 #include "arrays.h"
 #include "lplab/experiments/experiment.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 #include "lplab/kernels/targets.h"
 
 namespace lplab::python {
 
 namespace {
 
-std::string finfo_repr(const experiments::FinfoRecord& r, const std::string& name) {
+std::string finfo_repr(const FinfoValues& r, const std::string& name) {
   return fmt::format("finfo(name={}, bits={}, max={}, min={}, eps={}, smallest_normal={}, smallest_subnormal={}, "
                      "has_infinity={}, has_nan={})",
-                     name, r.bits, experiments::py_repr(r.max), experiments::py_repr(r.min),
-                     experiments::py_repr(r.eps), experiments::py_repr(r.smallest_normal),
-                     experiments::py_repr(r.smallest_subnormal), r.has_infinity ? "True" : "False",
+                     name, r.bits, runtime::py_repr(r.max), runtime::py_repr(r.min),
+                     runtime::py_repr(r.eps), runtime::py_repr(r.smallest_normal),
+                     runtime::py_repr(r.smallest_subnormal), r.has_infinity ? "True" : "False",
                      r.has_nan ? "True" : "False");
 }
 
 // finfo with the format's name attached.
-struct Finfo : experiments::FinfoRecord {
+struct Finfo : FinfoValues {
   std::string name;
   std::string description;
 };
 
+// One field of finfo as a read-only attribute: its value (an encoding as its
+// text, "ieee"; a code as an int).
+template <FinfoKind K, class M>
+void bind_finfo_field(nb::class_<Finfo>& c, const char* name, M FinfoValues::*member) {
+  if constexpr (K == FinfoKind::encoding)
+    c.def_prop_ro(name, [member](const Finfo& f) { return std::string(encoding_name(f.*member)); });
+  else
+    c.def_ro(name, member);
+}
+
 }  // namespace
 
 void bind_formats(nb::module_& m) {
-  using R = experiments::FinfoRecord;
-  nb::class_<Finfo>(m, "finfo",
-                    "Every field of torch.finfo and numpy/ml_dtypes finfo (resolution as resolution_torch and "
-                    "resolution_numpy), plus the NaN/Inf codes, the nearest-even overflow threshold, code and "
-                    "value counts and binades.")
-      .def("__init__",
-           [](Finfo* self, const std::string& format) {
-             const FormatEntry& e = format_named(format);
-             new (self) Finfo{e.info, std::string(e.name), std::string(e.description)};
-           },
-           nb::arg("format"), "The finfo of a format by any name lplab takes (\"bf16\", \"e4m3\", \"e3m3:bias=3\").")
+  nb::class_<Finfo> cls(m, "finfo",
+                        "Every field of torch.finfo and numpy/ml_dtypes finfo (resolution as resolution_torch and "
+                        "resolution_numpy), plus the NaN/Inf codes, the nearest-even overflow threshold, code and "
+                        "value counts and binades.");
+  cls.def("__init__",
+          [](Finfo* self, const std::string& format) {
+            const FormatEntry& e = format_named(format);
+            new (self) Finfo{e.info, std::string(e.name), std::string(e.description)};
+          },
+          nb::arg("format"), "The finfo of a format by any name lplab takes (\"bf16\", \"e4m3\", \"e3m3:bias=3\").")
       .def_ro("name", &Finfo::name)
-      .def_ro("description", &Finfo::description)
-      .def_ro("bits", &R::bits)
-      .def_ro("exponent_bits", &R::exponent_bits)
-      .def_ro("mantissa_bits", &R::mantissa_bits)
-      .def_ro("bias", &R::bias)
-      .def_ro("is_signed", &R::is_signed)
-      .def_ro("has_infinity", &R::has_infinity)
-      .def_ro("has_nan", &R::has_nan)
-      .def_ro("has_negative_zero", &R::has_negative_zero)
-      .def_ro("has_subnormals", &R::has_subnormals)
-      .def_ro("encoding", &R::encoding)
-      .def_ro("eps", &R::eps)
-      .def_ro("epsneg", &R::epsneg)
-      .def_ro("max", &R::max)
-      .def_ro("min", &R::min)
-      .def_ro("tiny", &R::tiny)
-      .def_ro("smallest_normal", &R::smallest_normal)
-      .def_ro("smallest_subnormal", &R::smallest_subnormal)
-      .def_ro("resolution_torch", &R::resolution_torch)
-      .def_ro("resolution_numpy", &R::resolution_numpy)
-      .def_ro("machep", &R::machep)
-      .def_ro("negep", &R::negep)
-      .def_ro("nmant", &R::nmant)
-      .def_ro("nexp", &R::nexp)
-      .def_ro("iexp", &R::iexp)
-      .def_ro("maxexp", &R::maxexp)
-      .def_ro("minexp", &R::minexp)
-      .def_ro("precision", &R::precision)
-      .def_ro("digits10", &R::digits10)
-      .def_ro("overflow_threshold", &R::overflow_threshold)
-      .def_ro("threshold_tie_overflows", &R::threshold_tie_overflows)
-      .def_ro("nan_code", &R::nan_code)
-      .def_ro("inf_code", &R::inf_code)
-      .def_ro("nan_codes", &R::nan_codes)
-      .def_ro("finite_codes", &R::finite_codes)
-      .def_ro("finite_values", &R::finite_values)
-      .def_ro("normal_binades", &R::normal_binades)
-      .def_ro("binades", &R::binades)
-      .def("__repr__", [](const Finfo& f) { return finfo_repr(f, f.name); });
+      .def_ro("description", &Finfo::description);
+  // Every field of finfo (LPLAB_FINFO_FIELDS, formats/finfo_values.h), in its
+  // order: a field added there is an attribute here.
+#define LPLAB_BIND_FINFO_FIELD(name, kind, doc) bind_finfo_field<FinfoKind::kind>(cls, #name, &FinfoValues::name);
+  LPLAB_FINFO_FIELDS(LPLAB_BIND_FINFO_FIELD)
+#undef LPLAB_BIND_FINFO_FIELD
+  cls.def("__repr__", [](const Finfo& f) { return finfo_repr(f, f.name); });
 
   m.def("formats",
         []() {
           std::vector<std::pair<std::string, std::string>> out;
-          for (const FormatEntry& e : experiments::formats())
+          for (const FormatEntry& e : runtime::formats())
             out.emplace_back(std::string(e.name), std::string(e.description));
           return out;
         },
@@ -134,7 +111,7 @@ NB_MODULE(_lplab, m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
-    } catch (const lplab::experiments::UsageError& e) {
+    } catch (const lplab::runtime::UsageError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const lplab::experiments::Interrupted&) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);

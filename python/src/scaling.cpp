@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "arrays.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/scaling.h"
 
@@ -18,38 +18,9 @@ namespace lplab::python {
 
 namespace {
 
-struct RuleName {
-  kernels::ScaleRule rule;
-  const char* name;
-};
-constexpr std::array<RuleName, 4> kRules{{{kernels::ScaleRule::floor, "floor"},
-                                          {kernels::ScaleRule::ceil, "ceil"},
-                                          {kernels::ScaleRule::amax_ratio, "amax_ratio"},
-                                          {kernels::ScaleRule::amax_ratio_te, "amax_ratio_te"}}};
-
-kernels::ScaleRule rule_named(const std::string& s) {
-  for (const RuleName& r : kRules)
-    if (s == r.name) return r.rule;
-  value_error(fmt::format("unknown scale rule '{}' (floor, ceil, amax_ratio, amax_ratio_te)", experiments::shown(s)));
-}
-
-const char* rule_name(kernels::ScaleRule rule) {
-  for (const RuleName& r : kRules)
-    if (r.rule == rule) return r.name;
-  return "?";
-}
-
-kernels::AmaxSource amax_named(const std::string& s) {
-  if (s == "current") return kernels::AmaxSource::current;
-  if (s == "history_max") return kernels::AmaxSource::history_max;
-  if (s == "history_most_recent") return kernels::AmaxSource::history_most_recent;
-  value_error(fmt::format("unknown amax source '{}' (current, history_max, history_most_recent)",
-                          experiments::shown(s)));
-}
-
 template <class T>
 std::string name_of() {
-  return std::string(experiments::formats()[catalog_index<T>()].name);
+  return std::string(runtime::formats()[catalog_index<T>()].name);
 }
 
 // A float32 input, any layout: its values in row-major order (a view when
@@ -92,15 +63,13 @@ nb::object visit_block(const std::string& elem, const std::string& scale, F&& f)
   const FormatEntry& s = format_named(scale);
   if (e.declared != nullptr || s.declared != nullptr)
     value_error("block scaling takes compiled formats (not declared layouts)");
-  return experiments::visit_format(e, [&]<class E>(std::type_identity<E>) -> nb::object {
-    return experiments::visit_format(s, [&]<class S>(std::type_identity<S>) -> nb::object {
-      if constexpr (kernels::BlockElement<E> && kernels::BlockScale<S>) {
+  return runtime::visit_format(e, [&]<class E>(std::type_identity<E>) -> nb::object {
+    return runtime::visit_format(s, [&]<class S>(std::type_identity<S>) -> nb::object {
+      if constexpr (kernels::BlockPair<E, S>) {
         return f(std::type_identity<E>{}, std::type_identity<S>{});
       } else {
-        value_error(fmt::format("no block scaling of {} elements with {} scales: elements are float8_e4m3fn, "
-                                "float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn or "
-                                "float4_e2m1fn; scales float8_e8m0fnu or float8_e4m3fn",
-                                e.name, s.name));
+        value_error(fmt::format("no block scaling of {} elements with {} scales: the pairs are {}", e.name, s.name,
+                                kernels::block_pairs_text()));
       }
     });
   });
@@ -110,13 +79,12 @@ template <class F>
 nb::object visit_element(const std::string& elem, F&& f) {
   const FormatEntry& e = format_named(elem);
   if (e.declared != nullptr) value_error("scaling takes compiled formats (not declared layouts)");
-  return experiments::visit_format(e, [&]<class E>(std::type_identity<E>) -> nb::object {
+  return runtime::visit_format(e, [&]<class E>(std::type_identity<E>) -> nb::object {
     if constexpr (kernels::BlockElement<E>) {
       return f(std::type_identity<E>{});
     } else {
-      value_error(fmt::format("{} is not an element format of scaling (float8_e4m3fn, float8_e5m2, their fnuz "
-                              "variants, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn)",
-                              e.name));
+      value_error(fmt::format("{} is not an element format of scaling ({})", e.name,
+                              kernels::scaling_elements_text()));
     }
   });
 }
@@ -124,7 +92,7 @@ nb::object visit_element(const std::string& elem, F&& f) {
 template <class E, class S>
 kernels::BlockScaling<E, S> scheme(int block_size, const std::string& rule, bool tensor_scale) {
   if (block_size < 1) value_error(fmt::format("block_size {}: must be at least 1", block_size));
-  return {.block_size = block_size, .rule = rule_named(rule), .tensor_scale = tensor_scale};
+  return {.block_size = block_size, .rule = runtime::parse<kernels::ScaleRule>(rule), .tensor_scale = tensor_scale};
 }
 
 }  // namespace
@@ -146,14 +114,14 @@ ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const 
                                    ? e.size / static_cast<std::size_t>(block_size)
                                    : kernels::scales_needed(s, e.size);
     const std::span<const S> sc = codes_input<S>(scales, what, blocks);
-    kernels::detail::check_block_scaled(out.rows, out.k, block_size, q.data(), sc.data(), tensor_scale_value, what,
+    kernels::check_block_scaled(out.rows, out.k, block_size, q.data(), sc.data(), tensor_scale_value, what,
                                         s.rule == kernels::ScaleRule::amax_ratio_te);
     const kernels::BlockScaledOperand<E, S> op{s, q.data(), sc.data(), tensor_scale_value};
     out.elems = kernels::decode_operand(q.data(), q.size());
     out.scales = kernels::decode_operand(sc.data(), sc.size());
-    out.values = kernels::detail::dequantize_operand(op, out.rows, out.k);
+    out.values = kernels::dequantize_operand(op, out.rows, out.k);
     out.elem_range = kernels::operand_range<E>();
-    out.scaled_range = kernels::detail::scaled_range<E>();
+    out.scaled_range = kernels::scaled_range<E>();
     out.block_size = block_size;
     out.e8m0 = std::is_same_v<S, float8_e8m0fnu>;
     out.te = s.rule == kernels::ScaleRule::amax_ratio_te;
@@ -172,7 +140,7 @@ void bind_scaling(nb::module_& m) {
   {                                                                                                            \
     using S = std::remove_cvref_t<decltype(kernels::name)>;                                                    \
     d[#name] = nb::make_tuple(name_of<typename S::element_type>(), name_of<typename S::scale_type>(),          \
-                              kernels::name.block_size, rule_name(kernels::name.rule), kernels::name.tensor_scale); \
+                              kernels::name.block_size, enum_name(kernels::name.rule), kernels::name.tensor_scale); \
   }
           LPLAB_BLOCK_SCHEMES(LPLAB_PY_SCHEME)
 #undef LPLAB_PY_SCHEME
@@ -259,7 +227,7 @@ void bind_scaling(nb::module_& m) {
           std::optional<FloatInput> h;
           if (history) h = float_input(*history, "history");
           return visit_element(elem, [&]<class E>(std::type_identity<E>) {
-            const kernels::TensorScaling<E> s{.margin = margin, .amax = amax_named(amax)};
+            const kernels::TensorScaling<E> s{.margin = margin, .amax = runtime::parse<kernels::AmaxSource>(amax)};
             OutArray q = new_codes(format_named(elem), in.op.shape);
             kernels::TensorScaleResult r;
             {

@@ -132,6 +132,18 @@ def test_finfo_matches_ml_dtypes():
     assert (f.max, f.nan_code, f.has_infinity, f.overflow_threshold) == (448.0, 0x7F, False, 464.0)
 
 
+def test_finfo_has_every_field():
+    # The attributes are generated from finfo's one field list
+    # (LPLAB_FINFO_FIELDS): has_zero and max_code, which `lplab finfo` leaves
+    # out, are here too; a code is an int, the encoding its text.
+    f = lplab.finfo("e4m3")
+    assert (f.encoding, f.has_zero, f.max_code, f.nan_code) == ("fn", True, 0x7E, 0x7F)
+    e8m0 = lplab.finfo("float8_e8m0fnu")
+    assert (e8m0.has_zero, e8m0.max_code, e8m0.encoding) == (False, 0xFE, "fn")
+    declared = lplab.finfo("e3m3:bias=3")
+    assert (declared.encoding, declared.max_code, declared.inf_code) == ("ieee", 0x37, 0x38)
+
+
 def test_package_surface():
     assert lplab.__version__
     assert lplab.format_name("bf16") == "bfloat16"

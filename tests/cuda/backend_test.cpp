@@ -262,8 +262,8 @@ std::size_t count_apart(const std::vector<T>& a, const std::vector<T>& b, long l
 template <class X, class Y>
 void expect_same_map(std::initializer_list<kernels::Step> chain, const kernels::ElementwiseOptions& o,
                      long long codes) {
-  SCOPED_TRACE(std::string(kCatalogNames[static_cast<int>(kernels::detail::format_id<X>)]) + " -> " +
-               kCatalogNames[static_cast<int>(kernels::detail::format_id<Y>)] + ", first step " +
+  SCOPED_TRACE(std::string(kCatalogNames[static_cast<int>(kernels::format_id<X>)]) + " -> " +
+               kCatalogNames[static_cast<int>(kernels::format_id<Y>)] + ", first step " +
                (chain.size() ? kernels::unary_name(chain.begin()->op) : "cast"));
   const std::vector<float> v = activations(96 * 130, 11, true);
   std::vector<X> xs(v.size());
@@ -336,8 +336,8 @@ TEST(Backend, maps_device_memory_in_place) {
   const lplab::cuda::Buffer<bfloat16> dx(x);
   lplab::cuda::Buffer<bfloat16> dy(x.size());
   const kernels::Layout l({256, 256});
-  lplab::cuda::map_unary(chain, {kernels::detail::FormatId::bfloat16, dx.data(), l},
-                         {kernels::detail::FormatId::bfloat16, dy.data(), l}, {}, lplab::cuda::Memory::device);
+  lplab::cuda::map_unary(chain, {kernels::FormatId::bfloat16, dx.data(), l},
+                         {kernels::FormatId::bfloat16, dy.data(), l}, {}, lplab::cuda::Memory::device);
   EXPECT_EQ(count_apart(yc, dy.to_host(), 0), 0u);
 }
 
@@ -353,15 +353,15 @@ TEST(Backend, binary_ops_on_strided_views_as_the_cpu_kernels) {
       // bf16 + float -> bf16: the fast path's formats.
       std::vector<bfloat16> zc(64 * 48), zg(64 * 48);
       const kernels::View<bfloat16> zcv(zc.data(), {64, 48}), zgv(zg.data(), {64, 48});
-      kernels::detail::map_binary(op, 1.75f, kernels::detail::operand(av), kernels::detail::operand(bv),
-                                  kernels::detail::output(zcv), {.compute = c});
+      kernels::map_binary(op, 1.75f, kernels::operand(av), kernels::operand(bv),
+                                  kernels::output(zcv), {.compute = c});
       lplab::cuda::binary(op, 1.75f, av, bv, zgv, {.compute = c});
       EXPECT_EQ(count_apart(zc, zg, 0), 0u) << kernels::binary_name(op);
       std::vector<float8_e4m3fn> yc(64 * 48), yg(64 * 48);
       const kernels::View<float8_e4m3fn> ycv(yc.data(), {64, 48}), ygv(yg.data(), {64, 48});
       const kernels::ElementwiseOptions o{.compute = c, .overflow = Overflow::saturate};
-      kernels::detail::map_binary(op, 1.75f, kernels::detail::operand(av), kernels::detail::operand(bv),
-                                  kernels::detail::output(ycv), o);
+      kernels::map_binary(op, 1.75f, kernels::operand(av), kernels::operand(bv),
+                                  kernels::output(ycv), o);
       lplab::cuda::binary(op, 1.75f, av, bv, ygv, o);
       EXPECT_EQ(count_apart(yc, yg, 0), 0u) << kernels::binary_name(op);
     }
@@ -496,6 +496,65 @@ TEST(Backend, refuses_bad_calls_before_any_device_work) {
   std::vector<bfloat16> out(2);
   EXPECT_THROW(lplab::cuda::map(std::span<const kernels::Step>(), xv, kernels::View<bfloat16>(out.data(), {2})),
                std::invalid_argument);
+}
+
+// The backends share their checks (lplab/kernels/plans.h): a bad call gets
+// the CPU's message, word for word, from either.
+std::string message_of(auto&& call) {
+  try {
+    call();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no std::invalid_argument";
+}
+
+TEST(Backend, refuses_bad_calls_in_the_cpu_words) {
+  const std::vector<float> x = {1.0f, 2.0f, 3.0f};
+  std::vector<float16> y(2);
+  EXPECT_EQ(message_of([&] { lplab::cuda::convert(std::span<const float>(x), std::span<float16>(y)); }),
+            message_of([&] { kernels::convert(std::span<const float>(x), std::span<float16>(y)); }));
+  std::vector<float8_e4m3fn> q(3), short_q(2);
+  std::vector<float8_e8m0fnu> sc(2);  // needs 1
+  std::vector<float8_e4m3fn> nv_sc(1);
+  float ts = 0.0f;
+  const auto scheme_messages = [&](const auto& s, auto& scales, float* tensor_scale) {
+    EXPECT_EQ(message_of([&] { lplab::cuda::quantize(s, std::span<const float>(x), std::span(q), std::span(scales),
+                                                     tensor_scale); }),
+              message_of([&] { kernels::quantize(s, std::span<const float>(x), std::span(q), std::span(scales),
+                                                 tensor_scale); }));
+  };
+  scheme_messages(kernels::mxfp8_e4m3, sc, nullptr);  // two scales for one block
+  auto no_block = kernels::mxfp8_e4m3;
+  no_block.block_size = 0;
+  scheme_messages(no_block, sc, nullptr);
+  const kernels::BlockScaling<float8_e4m3fn, float8_e4m3fn> te{.rule = kernels::ScaleRule::amax_ratio_te};
+  scheme_messages(te, nv_sc, &ts);  // amax_ratio_te without the tensor scale
+  const kernels::BlockScaling<float8_e4m3fn, float8_e4m3fn> nv{.rule = kernels::ScaleRule::amax_ratio,
+                                                                .tensor_scale = true};
+  scheme_messages(nv, nv_sc, nullptr);  // no output for the tensor scale
+  const std::string dequantize = message_of([&] {
+    std::vector<float> out(2);
+    lplab::cuda::dequantize(kernels::mxfp8_e4m3, std::span<const float8_e4m3fn>(q),
+                            std::span<const float8_e8m0fnu>(sc.data(), 1), std::span(out));
+  });
+  EXPECT_EQ(dequantize, "lplab::kernels::dequantize: y has 2 elements, expected 3");
+  const kernels::TensorScaling<float8_e4m3fn> delayed{.amax = kernels::AmaxSource::history_max};
+  EXPECT_EQ(message_of([&] { lplab::cuda::quantize(delayed, std::span<const float>(x), std::span(q)); }),
+            message_of([&] { kernels::quantize(delayed, std::span<const float>(x), std::span(q)); }));
+  EXPECT_EQ(message_of([&] { lplab::cuda::quantize(kernels::fp8_e4m3_tensor, std::span<const float>(x),
+                                                   std::span(short_q)); }),
+            message_of([&] { kernels::quantize(kernels::fp8_e4m3_tensor, std::span<const float>(x),
+                                               std::span(short_q)); }));
+  // An operand value the instruction's type does not hold (0.3 is no e4m3).
+  const std::vector<float> a(32, 0.3f), b(32, 1.0f);
+  std::vector<float> c(1);
+  const kernels::MatmulOptions o{.accumulator = kernels::instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3")};
+  const kernels::MatmulProblem p{1, 1, 32, a.data(), b.data(), kernels::operand_range<float8_e4m3fn>(),
+                                 kernels::operand_range<float8_e4m3fn>()};
+  const std::string cpu = message_of([&] { kernels::matmul(p, c.data(), o); });
+  EXPECT_NE(cpu.find("A[0][0] = 0.300000 is not a value of e4m3"), std::string::npos) << cpu;
+  EXPECT_EQ(message_of([&] { lplab::cuda::matmul(p, c.data(), o); }), cpu);
 }
 
 TEST(Backend, says_why_when_there_is_no_device) {

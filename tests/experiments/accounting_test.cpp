@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lx = lplab::experiments;
 
@@ -123,12 +123,12 @@ TEST(Accounting, RefusesADtypeTheNamedDeviceLacks) {
   try {
     run_accounting({{"device", "a100_sxm"}, {"dtype", "fp8"}});
     FAIL() << "a100_sxm with dtype=fp8 was accepted";
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
               "accounting: a100_sxm has no fp8 unit (it would run fp8 at its bf16 rate); give dtype=bf16 or a device "
               "with one: h100_sxm, h200_sxm, b200");
   }
-  EXPECT_THROW(run_accounting({{"dtype", "fp4"}}), lx::UsageError);  // h100_sxm: no FP4 units
+  EXPECT_THROW(run_accounting({{"dtype", "fp4"}}), lplab::runtime::UsageError);  // h100_sxm: no FP4 units
   EXPECT_NO_THROW(run_accounting({{"device", "b200"}, {"dtype", "fp4"}}));
 }
 

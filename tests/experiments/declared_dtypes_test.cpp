@@ -69,7 +69,7 @@ void expect_twin_rows_equal(std::string_view experiment, const std::map<std::str
   const DeclaredFormat twin_format = *DeclaredFormat::parse("e4m3:bias=7:fn");
   FormatEntry twin;
   twin.name = "declared_twin";
-  twin.info = finfo_record(twin_format);
+  twin.info = twin_format.finfo();
   twin.declared = &twin_format;
   const FormatEntry* compiled = find_format("float8_e4m3fn");
   ASSERT_NE(compiled, nullptr);

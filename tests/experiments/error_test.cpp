@@ -190,7 +190,7 @@ TEST(Error, stochastic_bias_steps_within_one_gap_for_a_negative_power_of_two) {
     const double want = k == 1 ? -1.0 / 3 : k == 2 ? 1.0 / 3 : 0.0;
     EXPECT_NEAR(num(t, r, "nearest_err_ulp"), want, 1e-12) << "k = " << k;
   }
-  EXPECT_THROW(run_error({{"bias_value", "500"}}, {"float8_e4m3fn"}), lplab::experiments::UsageError);
+  EXPECT_THROW(run_error({{"bias_value", "500"}}, {"float8_e4m3fn"}), lplab::runtime::UsageError);
 }
 
 TEST(Error, bfloat16_sum_stagnates_at_2_pow_minus_5) {

@@ -20,8 +20,8 @@ std::vector<lx::Table> run_footprint(const std::map<std::string, std::string>& g
   const lx::Experiment* e = lx::find_experiment("footprint");
   if (e == nullptr) throw std::runtime_error("no footprint experiment");
   lx::Params p(e->params, given, e->name);
-  std::vector<const lx::FormatEntry*> formats;
-  for (const std::string& d : dtypes) formats.push_back(lx::find_format(d));
+  std::vector<const lplab::runtime::FormatEntry*> formats;
+  for (const std::string& d : dtypes) formats.push_back(lplab::runtime::find_format(d));
   lx::Progress prog;
   lx::Context ctx{p, formats, {}, "", shard, prog, 1};
   return e->run(ctx);
@@ -129,11 +129,11 @@ TEST(Footprint, TrainingBytesPerParameter) {
 TEST(Footprint, MalformedShapesAreUsageErrors) {
   for (const char* bad : {"", "x", "4x", "x4", "4xx8", "4x0", "a", "4 x 8", "-4", "4X8", "1x2x3x4x5x6x7x8x9",
                           "4294967296x4294967296"})
-    EXPECT_THROW(run_footprint({{"shape", bad}}, {"float32"}), lx::UsageError) << "shape '" << bad << "'";
+    EXPECT_THROW(run_footprint({{"shape", bad}}, {"float32"}), lplab::runtime::UsageError) << "shape '" << bad << "'";
   EXPECT_NO_THROW(run_footprint({{"shape", "1x2x3x4x5x6x7x8"}}, {"float32"}));
   // 4e18 elements would overflow the byte and bit counts (it printed a
   // negative size once); 2^56 is the largest accepted, and exact.
-  EXPECT_THROW(run_footprint({{"shape", "100000000000000000x40"}}, {"float32"}), lx::UsageError);
+  EXPECT_THROW(run_footprint({{"shape", "100000000000000000x40"}}, {"float32"}), lplab::runtime::UsageError);
   const auto big = run_footprint({{"shape", "72057594037927936"}}, {"float32"});
   const lx::Table& t = table(big, "footprint_tensor");
   EXPECT_EQ(std::get<std::int64_t>(t.rows.at(0).cells[t.column("bytes")]), std::int64_t{1} << 58);

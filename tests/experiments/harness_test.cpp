@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
-#include "lplab/experiments/format_registry.h"
+#include "lplab/runtime/formats.h"
 #include "lplab/experiments/npy.h"
 #include "lplab/experiments/report.h"
 #include "lplab/experiments/runner.h"
@@ -85,7 +85,7 @@ TEST(Params, DefaultsRangesAndClearErrors) {
   auto message = [&](std::map<std::string, std::string> given) {
     try {
       lx::Params(specs, given, "x");
-    } catch (const lx::UsageError& e) {
+    } catch (const lplab::runtime::UsageError& e) {
       return std::string(e.what());
     }
     return std::string("accepted");
@@ -107,22 +107,22 @@ TEST(Shard, ParsesAndRefuses) {
   EXPECT_TRUE(s.owns(19));
   EXPECT_FALSE(s.owns(20));
   for (const char* bad : {"16/16", "1", "-1/4", "a/b", "0/0", "1/", "/4", "0/1000000"})
-    EXPECT_THROW(lx::parse_shard(bad), lx::UsageError) << bad;
+    EXPECT_THROW(lx::parse_shard(bad), lplab::runtime::UsageError) << bad;
 }
 
 // A layout names a format wherever a format name is accepted: the compiled
 // format of that layout where there is one, else a declared format whose
 // finfo is finfo<T>'s for every compiled twin (finfo_test checks finfo<T>).
 TEST(Registry, LayoutsNameDeclaredFormats) {
-  EXPECT_EQ(&lx::resolve_format("e5m2:bias=15"), lx::find_format("float8_e5m2"));
-  EXPECT_EQ(&lx::resolve_format("e4m3:fn"), lx::find_format("float8_e4m3fn"));
-  EXPECT_EQ(&lx::resolve_format("e3m2:bias=3:none"), lx::find_format("float6_e3m2fn"));
-  EXPECT_EQ(&lx::resolve_format("e3m4"), lx::find_format("float8_e3m4"));  // ml_dtypes' E3M4
-  EXPECT_EQ(&lx::resolve_format("e4m3:ieee"), lx::find_format("float8_e4m3"));
-  EXPECT_EQ(&lx::resolve_format("e4m3:bias=11:fnuz"), lx::find_format("float8_e4m3b11fnuz"));
-  const lx::FormatEntry& e3m3 = lx::resolve_format("e3m3");
+  EXPECT_EQ(&lplab::runtime::resolve_format("e5m2:bias=15"), lplab::runtime::find_format("float8_e5m2"));
+  EXPECT_EQ(&lplab::runtime::resolve_format("e4m3:fn"), lplab::runtime::find_format("float8_e4m3fn"));
+  EXPECT_EQ(&lplab::runtime::resolve_format("e3m2:bias=3:none"), lplab::runtime::find_format("float6_e3m2fn"));
+  EXPECT_EQ(&lplab::runtime::resolve_format("e3m4"), lplab::runtime::find_format("float8_e3m4"));  // ml_dtypes' E3M4
+  EXPECT_EQ(&lplab::runtime::resolve_format("e4m3:ieee"), lplab::runtime::find_format("float8_e4m3"));
+  EXPECT_EQ(&lplab::runtime::resolve_format("e4m3:bias=11:fnuz"), lplab::runtime::find_format("float8_e4m3b11fnuz"));
+  const lplab::runtime::FormatEntry& e3m3 = lplab::runtime::resolve_format("e3m3");
   ASSERT_NE(e3m3.declared, nullptr);
-  EXPECT_EQ(&lx::resolve_format("e3m3:bias=3:ieee"), &e3m3);  // one entry per layout
+  EXPECT_EQ(&lplab::runtime::resolve_format("e3m3:bias=3:ieee"), &e3m3);  // one entry per layout
   EXPECT_EQ(e3m3.name, "e3m3:bias=3:ieee");
   // Max 0b0'110'111 = 1.875 * 2^3, eps 2^-3, smallest subnormal 2^(1 - 3 - 3);
   // of 128 codes, exponent 111 holds +-inf and 2 * 7 NaNs.
@@ -133,28 +133,25 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
   // Bias 20 puts every value below 2^-13 and bias -5 every normal above 64:
   // no 1.0, so no spacing at 1.0 (the code "1.0" would name would give -0.99998 and -273).
   for (const char* no_one : {"e3m4:bias=20", "e3m4:bias=-5"}) {
-    EXPECT_TRUE(std::isnan(lx::resolve_format(no_one).info.eps)) << no_one;
-    EXPECT_TRUE(std::isnan(lx::resolve_format(no_one).info.epsneg)) << no_one;
+    EXPECT_TRUE(std::isnan(lplab::runtime::resolve_format(no_one).info.eps)) << no_one;
+    EXPECT_TRUE(std::isnan(lplab::runtime::resolve_format(no_one).info.epsneg)) << no_one;
   }
-  for (const lx::FormatEntry& e : lx::formats()) {
+  for (const lplab::runtime::FormatEntry& e : lplab::runtime::formats()) {
     if (!e.info.has_subnormals) continue;  // E8M0: not declarable
     const lplab::Descriptor d{.name = {},
                               .exponent_bits = e.info.exponent_bits, .mantissa_bits = e.info.mantissa_bits,
                               .bias = e.info.bias,
-                              .encoding = e.info.encoding == "ieee" ? lplab::Encoding::ieee
-                                          : e.info.encoding == "fn" ? lplab::Encoding::fn
-                                          : e.info.encoding == "fnuz" ? lplab::Encoding::fnuz
-                                                                      : lplab::Encoding::none,
+                              .encoding = e.info.encoding,
                               .is_signed = e.info.is_signed};
     const auto twin = lplab::DeclaredFormat::make(d);
     ASSERT_TRUE(twin) << e.name;
-    EXPECT_TRUE(lx::finfo_record(*twin) == e.info) << e.name;
+    EXPECT_TRUE(twin->finfo() == e.info) << e.name;
   }
   // Bad layouts say why; experiments and kernels take compiled formats only.
   try {
-    lx::resolve_format("e3m4:bias=x");
+    lplab::runtime::resolve_format("e3m4:bias=x");
     ADD_FAILURE() << "accepted";
-  } catch (const lx::UsageError& err) {
+  } catch (const lplab::runtime::UsageError& err) {
     EXPECT_STREQ(err.what(), "format 'e3m4:bias=x': bias=<integer> once, e.g. bias=3");
   }
   // underflow, error and matmul_error take declared formats
@@ -165,7 +162,7 @@ TEST(Registry, LayoutsNameDeclaredFormats) {
   try {
     lx::prepare(r);
     ADD_FAILURE() << "accepted";
-  } catch (const lx::UsageError& err) {
+  } catch (const lplab::runtime::UsageError& err) {
     EXPECT_NE(std::string(err.what()).find("run --dtypes: e3m3:bias=3:ieee is a declared format"), std::string::npos)
         << err.what();
   }
@@ -189,16 +186,16 @@ TEST(Registry, UnknownExperimentDtypeAndParameterAreRefusedBeforeWork) {
   EXPECT_EQ(lx::find_experiment("matmul-error"), lx::find_experiment("matmul_error"));
   lx::RunRequest r;
   r.experiment = "nope";
-  EXPECT_THROW(lx::prepare(r), lx::UsageError);
+  EXPECT_THROW(lx::prepare(r), lplab::runtime::UsageError);
   r.experiment = "underflow";
   r.dtypes = {"float9"};
-  EXPECT_THROW(lx::prepare(r), lx::UsageError);
+  EXPECT_THROW(lx::prepare(r), lplab::runtime::UsageError);
   r.dtypes = {};
   r.params = {{"no_such_param", "1"}};
-  EXPECT_THROW(lx::prepare(r), lx::UsageError);
+  EXPECT_THROW(lx::prepare(r), lplab::runtime::UsageError);
   r.params = {};
   r.input = temp_path("missing.npy");
-  EXPECT_THROW(lx::prepare(r), lx::UsageError);
+  EXPECT_THROW(lx::prepare(r), lplab::runtime::UsageError);
   // Every experiment's declared parameters accept their own defaults,
   // report and quick values.
   for (const lx::Experiment& e : lx::experiments()) {
@@ -243,19 +240,19 @@ TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
   const lx::Table t = lx::tables_of(merged).at(0);
   ASSERT_EQ(t.rows.size(), 5u);
   for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(std::get<std::int64_t>(t.rows[i].cells[0]), static_cast<std::int64_t>(i));
-  EXPECT_THROW(lx::merge_records({record(0, 2, {0})}, {"a"}), lx::UsageError);  // shard 1 missing
-  EXPECT_THROW(lx::merge_records({record(0, 2, {0}), record(0, 2, {0})}, {"a", "b"}), lx::UsageError);
+  EXPECT_THROW(lx::merge_records({record(0, 2, {0})}, {"a"}), lplab::runtime::UsageError);  // shard 1 missing
+  EXPECT_THROW(lx::merge_records({record(0, 2, {0}), record(0, 2, {0})}, {"a", "b"}), lplab::runtime::UsageError);
   auto other = record(1, 2, {1});
   other["params"]["n"] = "2";
-  EXPECT_THROW(lx::merge_records({record(0, 2, {0}), other}, {"a", "b"}), lx::UsageError);
-  EXPECT_THROW(lx::merge_records({nlohmann::ordered_json::parse("[1]")}, {"a"}), lx::UsageError);
+  EXPECT_THROW(lx::merge_records({record(0, 2, {0}), other}, {"a", "b"}), lplab::runtime::UsageError);
+  EXPECT_THROW(lx::merge_records({nlohmann::ordered_json::parse("[1]")}, {"a"}), lplab::runtime::UsageError);
 
   // Rows are checked against the run's schema; each would have merged before.
   auto refused = [&](const nlohmann::ordered_json& shard1, const std::string& expect) {
     try {
       lx::merge_records({record(0, 2, {0, 2}), shard1}, {"a", "b"});
       ADD_FAILURE() << "merged: " << expect;
-    } catch (const lx::UsageError& e) {
+    } catch (const lplab::runtime::UsageError& e) {
       EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
     }
   };
@@ -297,7 +294,7 @@ TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
   try {
     lx::merge_records({zero_count}, {"z"});
     ADD_FAILURE() << "merged a shard of a run in 0 shards";
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("z: malformed 'shard'"), std::string::npos) << e.what();
   }
   auto no_rows = record(1, 2, {1, 3});
@@ -315,7 +312,7 @@ TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
   try {
     lx::merge_records({two_tables, record(1, 2, {1, 3})}, {"a", "b"});
     ADD_FAILURE() << "merged a shard without table u";
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("b: its tables (t) are not those of a (t, u)"), std::string::npos)
         << e.what();
   }
@@ -323,7 +320,7 @@ TEST(Merge, ShardsJoinInGridOrderAndMismatchesAreRefused) {
   try {
     lx::merge_records({record(0, 2, {0, 2}), record(1, 2, {1}), no_tables}, {"a", "b", "c"});
     ADD_FAILURE() << "merged a damaged third file";
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("c: no tables"), std::string::npos) << e.what();
   }
 }
@@ -367,7 +364,7 @@ std::string npy_error(const std::string& bytes) {
   const std::string p = write_temp("bad.npy", bytes);
   try {
     lx::read_npy(p);
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     fs::remove(p);
     return e.what();
   }
@@ -411,7 +408,7 @@ TEST(Npy, MlDtypesFilesReadWithTheirFormat) {
   for (const char* name : {"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
                            "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "float8_e3m4",
                            "float8_e4m3", "float8_e4m3b11fnuz"}) {
-    const lx::FormatEntry& f = lx::resolve_format(name);
+    const lplab::runtime::FormatEntry& f = lplab::runtime::resolve_format(name);
     const auto raw = lx::read_npy(dir + name + ".npy", std::size_t{1} << 31, &f);
     const auto ref = lx::read_npy(dir + name + ".f64.npy");
     EXPECT_EQ(raw.dtype, name);
@@ -425,31 +422,31 @@ TEST(Npy, MlDtypesFilesReadWithTheirFormat) {
     try {
       lx::read_npy(dir + name + ".npy");
       ADD_FAILURE() << name << " read without its format";
-    } catch (const lx::UsageError& e) {
+    } catch (const lplab::runtime::UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("name their format with --input-dtype"), std::string::npos) << e.what();
     }
   }
   // A format of another width, and a format named for a float file.
   try {
-    lx::read_npy(dir + "bfloat16.npy", std::size_t{1} << 31, &lx::resolve_format("e4m3"));
+    lx::read_npy(dir + "bfloat16.npy", std::size_t{1} << 31, &lplab::runtime::resolve_format("e4m3"));
     ADD_FAILURE();
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("dtype '<V2' holds 2-byte elements; float8_e4m3fn codes take 1 byte"),
               std::string::npos)
         << e.what();
   }
   try {
-    lx::read_npy(dir + "bfloat16.f64.npy", std::size_t{1} << 31, &lx::resolve_format("bf16"));
+    lx::read_npy(dir + "bfloat16.f64.npy", std::size_t{1} << 31, &lplab::runtime::resolve_format("bf16"));
     ADD_FAILURE();
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("holds float64 values"), std::string::npos) << e.what();
   }
   // A code wider than the format: FP4 in a byte must leave the high bits zero.
   const std::string fp4 = npy_bytes("{'descr': '|V1', 'fortran_order': False, 'shape': (2,), }", "\x07\x17");
   try {
-    lx::parse_npy(fp4, "fp4.npy", std::size_t{1} << 31, &lx::resolve_format("e2m1"));
+    lx::parse_npy(fp4, "fp4.npy", std::size_t{1} << 31, &lplab::runtime::resolve_format("e2m1"));
     ADD_FAILURE();
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "fp4.npy: element 1 (C order) holds 0x17, not a float4_e2m1fn code (4 bits)");
   }
 }
@@ -494,11 +491,11 @@ TEST(Npy, BadFilesGetOneLineNamingTheReason) {
             "accepted");
   EXPECT_NE(npy_error(std::string("\x93NUMPY\x03\x00", 8)).find("version 3.0"), std::string::npos);
   EXPECT_NE(npy_error(std::string("\x93NUMPY\x01\x00\xff\xff", 10)).find("truncated header"), std::string::npos);
-  EXPECT_THROW(lx::read_npy(temp_path("none.npy")), lx::UsageError);
+  EXPECT_THROW(lx::read_npy(temp_path("none.npy")), lplab::runtime::UsageError);
 }
 
 TEST(Memory, SizesBeyondTheMachineAreRefused) {
-  EXPECT_THROW(lx::require_memory(1e30, "a test"), lx::UsageError);
+  EXPECT_THROW(lx::require_memory(1e30, "a test"), lplab::runtime::UsageError);
   EXPECT_NO_THROW(lx::require_memory(1024, "a test"));
   EXPECT_GT(lx::this_machine().memory_bytes, 0u);
   // A 1 x 1 weight has no sample standard deviation.
@@ -507,7 +504,7 @@ TEST(Memory, SizesBeyondTheMachineAreRefused) {
   r.params = {{"init_rows", "1"}, {"init_cols", "1"}, {"n", "32"}, {"sigmas", "1"}};
   const lx::PreparedRun run = lx::prepare(r);
   lx::Progress progress;
-  EXPECT_THROW(lx::execute(run, progress), lx::UsageError);
+  EXPECT_THROW(lx::execute(run, progress), lplab::runtime::UsageError);
 }
 
 // `lplab report --out DIR` replaces a report as a whole: only where DIR holds
@@ -525,7 +522,7 @@ TEST(Files, ReportReplacesOnlyWhatItWrote) {
   try {
     lx::check_report_dir(dir.string());
     ADD_FAILURE() << "a directory with a file lplab did not write was accepted";
-  } catch (const lx::UsageError& e) {
+  } catch (const lplab::runtime::UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("holds 1 file that lplab did not write (data/notes.txt)"),
               std::string::npos)
         << e.what();
@@ -533,9 +530,9 @@ TEST(Files, ReportReplacesOnlyWhatItWrote) {
   // A marker without the list (or none at all) vouches for no file.
   fs::remove(dir / "data/notes.txt");
   put(".lplab-report", "written by lplab report\n");
-  EXPECT_THROW(lx::check_report_dir(dir.string()), lx::UsageError);
+  EXPECT_THROW(lx::check_report_dir(dir.string()), lplab::runtime::UsageError);
   fs::remove(dir / ".lplab-report");
-  EXPECT_THROW(lx::check_report_dir(dir.string()), lx::UsageError);
+  EXPECT_THROW(lx::check_report_dir(dir.string()), lplab::runtime::UsageError);
   fs::remove_all(dir);
   EXPECT_NO_THROW(lx::check_report_dir(dir.string()));  // a new path
 }

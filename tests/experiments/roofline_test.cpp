@@ -26,8 +26,8 @@ std::vector<lx::Table> run_roofline(std::vector<std::string> dtypes, lx::Shard s
   const lx::Experiment* e = lx::find_experiment("roofline");
   if (e == nullptr) throw std::runtime_error("no roofline experiment");
   lx::Params p(e->params, kQuick, e->name);
-  std::vector<const lx::FormatEntry*> formats;
-  for (const std::string& d : dtypes) formats.push_back(lx::find_format(d));
+  std::vector<const lplab::runtime::FormatEntry*> formats;
+  for (const std::string& d : dtypes) formats.push_back(lplab::runtime::find_format(d));
   lx::Progress prog;
   lx::Context ctx{p, formats, {}, "", shard, prog, 2};
   return e->run(ctx);
@@ -228,6 +228,6 @@ TEST(RooflineParams, TooMuchMemoryIsAUsageError) {
   ASSERT_NE(e, nullptr);
   lx::Params p(e->params, {{"stream_bytes", "68719476736"}}, e->name);
   lx::Progress prog;
-  lx::Context ctx{p, {lx::find_format("float32")}, {}, "", {}, prog, 1};
-  EXPECT_THROW(e->run(ctx), lx::UsageError);
+  lx::Context ctx{p, {lplab::runtime::find_format("float32")}, {}, "", {}, prog, 1};
+  EXPECT_THROW(e->run(ctx), lplab::runtime::UsageError);
 }

@@ -14,7 +14,7 @@
 #include "lplab/experiments/experiment.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/spec.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::experiments {
 namespace {

@@ -32,7 +32,7 @@ const lx::Table& run_once() {
     if (e == nullptr) throw std::runtime_error("no throughput experiment");
     lx::Params p(e->params, {{"n", std::to_string(static_cast<long>(kN))}, {"matmul_n", "64"}, {"reps", "3"}}, e->name);
     lx::Progress prog;
-    lx::Context ctx{p,  {lx::find_format("float32"), lx::find_format("bfloat16"), lx::find_format("float4_e2m1fn")},
+    lx::Context ctx{p,  {lplab::runtime::find_format("float32"), lplab::runtime::find_format("bfloat16"), lplab::runtime::find_format("float4_e2m1fn")},
                     {}, "", {}, prog, 2};
     auto ts = e->run(ctx);
     if (ts.size() != 1) throw std::runtime_error("throughput returns one table");

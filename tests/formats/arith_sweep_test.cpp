@@ -37,7 +37,7 @@
 
 #include "formats/arith_oracle.h"
 #include "formats/arith_oracle_block.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 #include "lplab/formats.h"
 #include "support/inputs.h"
 

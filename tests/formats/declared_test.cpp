@@ -12,7 +12,9 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "lplab/formats.h"
@@ -128,6 +130,142 @@ template <class T>
 class DeclaredTwin : public ::testing::Test {};
 TYPED_TEST_SUITE(DeclaredTwin, DeclarableFormats, FormatNames);
 TYPED_TEST(DeclaredTwin, matches_the_compiled_format) { same_as_compiled<TypeParam>(); }
+
+// Whether two values of a field are the same: doubles by their bits (NaN is
+// the same NaN, -0 is not +0), the rest by ==.
+template <class V>
+bool same_field(const V& a, const V& b) {
+  return a == b;
+}
+bool same_field(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+
+template <class V>
+std::string field_text(const V& v) {
+  std::ostringstream s;
+  if constexpr (std::is_same_v<V, Encoding>) s << encoding_name(v);
+  else if constexpr (std::is_same_v<V, double>)
+    s << std::hexfloat << v << " (bits " << std::hex << std::bit_cast<std::uint64_t>(v) << ")";
+  else s << v;
+  return s.str();
+}
+
+// Every field of `got` is `want`'s (LPLAB_FINFO_FIELDS: none left out).
+void expect_same_finfo(const FinfoValues& want, const FinfoValues& got, const std::string& where) {
+#define LPLAB_EXPECT_SAME_FIELD(name, kind, doc)                                                              \
+  EXPECT_TRUE(same_field(want.name, got.name))                                                                \
+      << where << ": " #name " is " << field_text(got.name) << ", want " << field_text(want.name);
+  LPLAB_FINFO_FIELDS(LPLAB_EXPECT_SAME_FIELD)
+#undef LPLAB_EXPECT_SAME_FIELD
+}
+
+// The declared twin's finfo is the compiled format's, field by field: the
+// twin made from the descriptor and the one parsed from its layout text.
+TYPED_TEST(DeclaredTwin, finfo_matches_the_compiled_format) {
+  using T = TypeParam;
+  std::string why;
+  const std::optional<DeclaredFormat> made = DeclaredFormat::make(T::descriptor, &why);
+  ASSERT_TRUE(made) << why;
+  const std::optional<DeclaredFormat> parsed = DeclaredFormat::parse(made->name(), &why);
+  ASSERT_TRUE(parsed) << made->name() << ": " << why;
+  expect_same_finfo(finfo<T>::values, made->finfo(), made->name());
+  expect_same_finfo(finfo<T>::values, parsed->finfo(), made->name() + " (parsed)");
+  EXPECT_EQ(made->finfo(), finfo<T>::values);  // no NaN field: == holds
+}
+
+// finfo's fields as the run-time layer derived them for a declared format
+// before finfo_values (runtime/src/formats.cpp's finfo_record: std::ldexp and
+// the format's own conversions; has_zero and max_code added from the layout).
+FinfoValues finfo_by_ldexp(const DeclaredFormat& f) {
+  const Descriptor& d = f.descriptor();
+  const detail::LayoutValues& l = f.layout();
+  const auto value = [&](std::uint64_t c) { return f.to_double(c); };
+  const std::uint64_t one = static_cast<std::uint64_t>(d.bias) << l.M;
+  FinfoValues r{};
+  r.bits = l.bits, r.exponent_bits = l.E, r.mantissa_bits = l.M, r.bias = d.bias;
+  r.is_signed = d.is_signed, r.has_infinity = l.has_inf, r.has_nan = l.has_nan, r.has_zero = l.has_zero;
+  r.has_negative_zero = l.has_negative_zero, r.has_subnormals = d.has_subnormals;
+  r.encoding = d.encoding;
+  const bool has_one = d.bias >= 1 && one < l.max_code;
+  r.eps = has_one ? value(one + 1) - 1.0 : NAN;
+  r.epsneg = has_one ? 1.0 - value(one - 1) : NAN;
+  r.max = value(l.max_code);
+  r.min = d.is_signed ? -r.max : value(0);
+  r.tiny = r.smallest_normal = std::ldexp(1.0, l.emin);
+  r.smallest_subnormal = std::ldexp(1.0, l.emin - (d.has_subnormals ? l.M : 0));
+  r.digits10 = detail::decimal_digits_of_bits(l.M);
+  r.resolution_torch = detail::kNegativePowersOfTen[r.digits10];
+  r.machep = -l.M;
+  r.negep = 0;
+  for (double v = 1.0; has_one && v > r.epsneg; v /= 2) --r.negep;
+  r.nmant = l.M, r.nexp = r.iexp = l.E;
+  r.minexp = l.emin, r.maxexp = l.emax + 1;
+  r.precision = l.bits == 8 ? 1 : detail::decimal_digits_of_bits(l.M);
+  r.resolution_numpy = value(f.from_double(detail::kNegativePowersOfTen[r.precision]));
+  r.overflow_threshold = r.max + std::ldexp(1.0, l.emax - l.M - 1);
+  r.threshold_tie_overflows = l.M == 0 || (l.max_code & 1) != 0;
+  r.max_code = l.max_code, r.nan_code = l.nan_code, r.inf_code = l.inf_code;
+  const std::uint64_t per_sign = d.encoding == Encoding::ieee ? (std::uint64_t{1} << l.M) - 1
+                                 : d.encoding == Encoding::fn ? 1
+                                                              : 0;
+  r.nan_codes = d.encoding == Encoding::fnuz ? 1 : per_sign * (d.is_signed ? 2 : 1);
+  r.finite_codes = (std::uint64_t{1} << l.bits) - r.nan_codes - (l.has_inf ? (d.is_signed ? 2 : 1) : 0);
+  r.finite_values = r.finite_codes - (l.has_negative_zero ? 1 : 0);
+  r.normal_binades = l.emax - l.emin + 1;
+  r.binades = l.emax - (l.emin - (d.has_subnormals ? l.M : 0)) + 1;
+  return r;
+}
+
+// Every declarable layout of up to 14 exponent and 8 mantissa bits, with
+// biases that put 1.0 inside, at the edges of and outside the range: the
+// same fields, bit for bit, as the derivation above -- NaN eps and epsneg and
+// negep 0 where 1.0 is not a value or is max.
+TEST(DeclaredFinfo, every_layout_as_the_run_time_derivation_gave_it) {
+  int layouts = 0, without_one = 0;
+  for (int e = 1; e <= kDeclaredMaxExponentBits; ++e)
+    for (int m = 0; m <= 8; ++m)
+      for (int bias : {-3, 0, 1, 2, (1 << (e - 1)) - 1, 1 << (e - 1), (1 << e) - 1, (1 << e) + 1, 40})
+        for (Encoding enc : {Encoding::ieee, Encoding::fn, Encoding::fnuz, Encoding::none})
+          for (bool is_signed : {true, false}) {
+            const Descriptor d{.name = "declared", .exponent_bits = e, .mantissa_bits = m, .bias = bias,
+                               .encoding = enc, .is_signed = is_signed};
+            const std::optional<DeclaredFormat> f = DeclaredFormat::make(d);
+            if (!f) continue;
+            ++layouts;
+            const FinfoValues got = f->finfo();
+            if (std::isnan(got.eps)) ++without_one;
+            expect_same_finfo(finfo_by_ldexp(*f), got, f->name());
+          }
+  EXPECT_GT(layouts, 1000);
+  EXPECT_GT(without_one, 100);
+}
+
+// Layouts whose values miss 1.0, by hand. e3m4:bias=10: max 0b0'110'1111 =
+// 1.9375 * 2^(6-10) = 0.12109375; 0.1 = 1.6 * 2^-4 rounds to 26 * 2^-8 =
+// 0.1015625. e2m1:bias=3:fn: 1.0 = 0b0'11'0 is max itself.
+TEST(DeclaredFinfo, without_one_eps_and_epsneg_are_nan) {
+  const FinfoValues f = DeclaredFormat::parse("e3m4:bias=10")->finfo();
+  EXPECT_TRUE(std::isnan(f.eps));
+  EXPECT_TRUE(std::isnan(f.epsneg));
+  EXPECT_EQ(f.negep, 0);
+  EXPECT_EQ(f.machep, -4);
+  EXPECT_EQ(f.max, 0.12109375);
+  EXPECT_EQ(f.tiny, 0x1p-9);
+  EXPECT_EQ(f.smallest_subnormal, 0x1p-13);
+  EXPECT_EQ(f.resolution_numpy, 0.1015625);
+  EXPECT_EQ(f.overflow_threshold, 0.12109375 + 0x1p-9);
+  EXPECT_TRUE(f.threshold_tie_overflows);
+  EXPECT_EQ(f.maxexp, -3);
+  EXPECT_EQ(f.minexp, -9);
+  EXPECT_NE(f, f);  // NaN fields: == is false, as for a double
+
+  const FinfoValues g = DeclaredFormat::parse("e2m1:bias=3:fn")->finfo();
+  EXPECT_EQ(g.max, 1.0);
+  EXPECT_TRUE(std::isnan(g.eps));
+  EXPECT_TRUE(std::isnan(g.epsneg));
+  EXPECT_EQ(g.negep, 0);
+  EXPECT_EQ(g.max_code, 0x6u);
+  EXPECT_EQ(g.nan_code, 0x7u);
+}
 
 // Values a wrong declaration would get wrong: ml_dtypes' float8_e3m4 has max
 // 15.5 = 1.9375 * 2^3, smallest normal 2^-2 and subnormal 2^-6; 0.3 rounds to

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <type_traits>
 
 #if LPLAB_HAVE_CUDA_ORACLE  // CUDA's headers were found (cmake/CudaOracle.cmake)
 #include "support/cuda_oracles.h"
@@ -41,6 +42,22 @@ TYPED_TEST(Decode, every_code_matches_independent_decoder) {
   }
   EXPECT_EQ(numbers, finfo<T>::finite_codes + (finfo<T>::has_infinity ? 2 : 0));
   EXPECT_EQ(nans, finfo<T>::nan_codes);
+}
+
+// The class of a decoded code and of a number read from text is the public
+// ValueKind; detail::Kind is its internal name.
+static_assert(std::is_same_v<detail::Kind, ValueKind>);
+static_assert(std::is_same_v<decltype(Decimal::kind), ValueKind>);
+static_assert(detail::decode<float8_e5m2::descriptor>(0x00).kind == ValueKind::zero);
+static_assert(detail::decode<float8_e5m2::descriptor>(0x3c).kind == ValueKind::finite);  // 1.0
+static_assert(detail::decode<float8_e5m2::descriptor>(0x7c).kind == ValueKind::infinite);
+static_assert(detail::decode<float8_e5m2::descriptor>(0x7e).kind == ValueKind::nan);
+
+TEST(DecodeKind, numbers_from_text_carry_the_value_kind) {
+  EXPECT_EQ(parse_decimal("-0")->kind, ValueKind::zero);
+  EXPECT_EQ(parse_decimal("0.1")->kind, ValueKind::finite);
+  EXPECT_EQ(parse_decimal("-inf")->kind, ValueKind::infinite);
+  EXPECT_EQ(parse_decimal("nan")->kind, ValueKind::nan);
 }
 
 #if LPLAB_HAVE_CUDA_ORACLE

@@ -236,7 +236,7 @@ TEST(Matmul, simd_narrow_accumulators_match_their_scalar_reference) {
     detail::matmul_narrow_reference(p, acc, want.data());
     for (const SimdTarget& t : simd_targets()) {
       ScopedSimdTarget pin(t.id);
-      detail::matmul_accumulate(p, MatmulOptions{.accumulator = acc}, got.data());
+      matmul_accumulate(p, MatmulOptions{.accumulator = acc}, got.data());
       for (std::size_t i = 0; i < m * n; ++i) {
         const bool same_value = std::isnan(want[i]) ? std::isnan(got[i])
                                                     : std::bit_cast<std::uint64_t>(want[i]) == std::bit_cast<std::uint64_t>(got[i]);
@@ -675,7 +675,7 @@ TEST(TensorCore, simd_model_matches_the_scalar_model) {
     detail::matmul_tensor_core_reference(p, o, want.data());
     for (const SimdTarget& t : simd_targets()) {
       ScopedSimdTarget pin(t.id);
-      detail::matmul_accumulate(p, o, got.data());
+      matmul_accumulate(p, o, got.data());
       for (std::size_t i = 0; i < m * n; ++i) {
         const bool same_value = std::isnan(want[i]) ? std::isnan(got[i])
                                                     : std::bit_cast<std::uint64_t>(want[i]) == std::bit_cast<std::uint64_t>(got[i]);

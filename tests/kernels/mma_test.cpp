@@ -290,7 +290,7 @@ void expect_simd_chain_equals_scalar_chain(const char* name, std::uint64_t seed,
     for (const SimdTarget& t : simd_targets()) {
       ScopedSimdTarget pin(t.id);
       std::vector<double> got(m * n);
-      lplab::kernels::detail::matmul_accumulate(p, o, got.data());
+      lplab::kernels::matmul_accumulate(p, o, got.data());
       for (std::size_t i = 0; i < m * n; ++i) {
         const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : std::bit_cast<std::uint64_t>(got[i]) == std::bit_cast<std::uint64_t>(want[i]);
         ASSERT_TRUE(same) << name << " on " << t.name << " promote " << promote << (with_c ? " with C" : "")

@@ -1,7 +1,8 @@
 // Block and tensor scaling: the fast path (kernels/src/scaling.cpp) against
 // the scalar reference (scaling_reference.h) bit for bit on random and
 // adversarial tensors for every scheme and SIMD target, and golden values from
-// the specifications.
+// the specifications. Also the kernels' lists declared once: every
+// enumeration's names, and the block pairs against their concepts.
 #include "lplab/kernels/scaling.h"
 
 #include <gtest/gtest.h>
@@ -10,12 +11,18 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernels/scaling_reference.h"
+#include "lplab/kernels/accumulator.h"
+#include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/targets.h"
 
 namespace lplab::kernels {
@@ -277,6 +284,103 @@ TYPED_TEST(ScalingTest, wrong_sizes_throw_before_writing) {
   if constexpr (TypeParam::scheme.tensor_scale) {
     EXPECT_THROW(quantize(s, x, elems, scales, nullptr), std::invalid_argument);
   }
+}
+
+// --- the lists, each declared once ------------------------------------------
+
+// Every entry of an enumeration's table (enum_table.h) names its value and
+// parses back to it, aliases included; the values are the declaration order.
+template <class E>
+void expect_round_trip() {
+  SCOPED_TRACE(enum_noun<E>());
+  std::size_t i = 0;
+  for (const EnumEntry<E>& x : enum_entries<E>()) {
+    EXPECT_EQ(static_cast<std::size_t>(x.value), i++) << x.name;
+    EXPECT_STREQ(enum_name(x.value), x.name);
+    EXPECT_EQ(enum_parse<E>(x.name), x.value) << x.name;
+    for (const char* alias : x.aliases) {
+      if (alias == nullptr) continue;
+      EXPECT_EQ(enum_parse<E>(alias), x.value) << alias;
+    }
+  }
+  EXPECT_EQ(enum_parse<E>("no_such_name"), std::nullopt);
+  EXPECT_STREQ(enum_name(static_cast<E>(enum_count<E>())), "?");
+}
+
+TEST(Enumerations, names_round_trip_through_every_table) {
+  expect_round_trip<Unary>();
+  expect_round_trip<Binary>();
+  expect_round_trip<Compute>();
+  expect_round_trip<Accumulate>();
+  expect_round_trip<ScaleRule>();
+  expect_round_trip<AmaxSource>();
+  expect_round_trip<Accumulator>();
+}
+
+TEST(Enumerations, names_are_the_ones_the_tool_and_python_spell) {
+  EXPECT_EQ(enum_names_text<Unary>(), "identity, relu, gelu_tanh, gelu_erf, square, sqrt, rsqrt, pow, scale");
+  EXPECT_EQ(enum_names_text<Binary>(), "add, mul, axpy");
+  EXPECT_EQ(enum_names_text<Compute>(), "per_op, fused, fp64");
+  EXPECT_EQ(enum_names_text<Accumulate>(), "fp64, fp32, storage");
+  EXPECT_EQ(enum_names_text<ScaleRule>(), "floor, ceil, amax_ratio, amax_ratio_te");
+  EXPECT_EQ(enum_names_text<AmaxSource>(), "current, history_max, history_most_recent");
+  EXPECT_EQ(enum_names_text<Accumulator>(), "fp64, fp32, fp16, bf16, tensor_core, bf16_dot2, instruction");
+  EXPECT_STREQ(unary_name(Unary::gelu_tanh), "gelu_tanh");
+  EXPECT_STREQ(binary_name(Binary::axpy), "axpy");
+  EXPECT_STREQ(accumulator_name(Accumulator::bf16_dot2), "bf16_dot2");
+  EXPECT_STREQ(unary_name(static_cast<Unary>(99)), "?");
+}
+
+// LPLAB_BLOCK_PAIRS against the concepts, for every pair of catalog formats.
+#define LPLAB_TEST_CATALOG_NAME(type, names, description) #type,
+constexpr std::string_view kCatalogNames[] = {LPLAB_FORMAT_CATALOG(LPLAB_TEST_CATALOG_NAME)};
+#undef LPLAB_TEST_CATALOG_NAME
+
+bool listed_pair(std::string_view e, std::string_view s) {
+  for (const BlockPairName& p : kBlockPairs)
+    if (p.element == e && p.scale == s) return true;
+  return false;
+}
+bool listed_element(std::string_view e) {
+  for (std::string_view x : kScalingElements)
+    if (x == e) return true;
+  return false;
+}
+bool listed_scale(std::string_view s) {
+  for (const BlockPairName& p : kBlockPairs)
+    if (p.scale == s) return true;
+  return false;
+}
+
+template <std::size_t I, std::size_t J>
+void expect_pair() {
+  const std::string_view e = kCatalogNames[I], s = kCatalogNames[J];
+  EXPECT_EQ((BlockPair<catalog_format<I>, catalog_format<J>>), listed_pair(e, s)) << e << " x " << s;
+}
+template <std::size_t I, std::size_t... J>
+void expect_pairs_of(std::index_sequence<J...>) {
+  using E = catalog_format<I>;
+  const std::string_view e = kCatalogNames[I];
+  EXPECT_EQ(BlockElement<E>, listed_element(e)) << e;
+  EXPECT_EQ(BlockScale<E>, listed_scale(e)) << e;
+  (expect_pair<I, J>(), ...);
+}
+template <std::size_t... I>
+void expect_pairs(std::index_sequence<I...> all) {
+  (expect_pairs_of<I>(all), ...);
+}
+
+TEST(BlockPairs, the_list_is_what_the_concepts_accept) {
+  static_assert(std::size(kCatalogNames) == std::tuple_size_v<catalog_tuple>);
+  expect_pairs(std::make_index_sequence<std::tuple_size_v<catalog_tuple>>());
+  for (const BlockPairName& p : kBlockPairs) EXPECT_TRUE(listed_element(p.element)) << p.element;
+  EXPECT_EQ(std::size(kBlockPairs), 14u);
+  EXPECT_EQ(scaling_elements_text(),
+            "float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, "
+            "float4_e2m1fn");
+  EXPECT_TRUE(block_pairs_text().starts_with(
+      "float8_e4m3fn with float8_e8m0fnu or float8_e4m3fn scales; float8_e5m2 with float8_e8m0fnu or "))
+      << block_pairs_text();
 }
 
 // --- the schemes as data ------------------------------------------------------

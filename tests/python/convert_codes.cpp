@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "lplab/experiments/format_registry.h"
+#include "lplab/runtime/formats.h"
 #include "lplab/kernels/convert.h"
 
 int main(int argc, char** argv) {
@@ -20,13 +20,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto& format = lplab::experiments::resolve_format(argv[1]);
-    lplab::experiments::require_compiled(format, "convert_codes");
+    const auto& format = lplab::runtime::resolve_format(argv[1]);
+    lplab::runtime::require_compiled(format, "convert_codes");
     std::vector<float> in;
     float chunk[4096];
     for (std::size_t n; (n = std::fread(chunk, sizeof(float), 4096, stdin)) > 0;) in.insert(in.end(), chunk, chunk + n);
     if (std::ferror(stdin)) throw std::runtime_error("cannot read stdin");
-    lplab::experiments::visit_format(format, [&]<class T>(std::type_identity<T>) {
+    lplab::runtime::visit_format(format, [&]<class T>(std::type_identity<T>) {
       std::vector<T> out(in.size());
       lplab::kernels::convert(std::span<const float>(in), std::span<T>(out));
       if (std::fwrite(out.data(), sizeof(T), out.size(), stdout) != out.size() || std::fflush(stdout) != 0)

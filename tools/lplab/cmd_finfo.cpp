@@ -1,87 +1,98 @@
 // lplab finfo: each format's constants, as torch.finfo and numpy's finfo name them and more.
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
+#include <string_view>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/text.h"
+#include "lplab/experiments/table.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::tool {
 namespace {
 
+// What `lplab finfo` shows, in its order: finfo's fields by name
+// (LPLAB_FINFO_FIELDS, formats/finfo_values.h), each shown by its kind, some
+// under a label of their own, and a code only where the format has one.
+struct FinfoShown {
+  std::string_view field;
+  std::string_view label = {};           // the field's name where empty
+  bool FinfoValues::*only_if = nullptr;  // "-" (JSON null) where this is false
+};
+constexpr FinfoShown kFinfoShown[] = {
+    {"bits"}, {"exponent_bits"}, {"mantissa_bits"}, {"bias"}, {"encoding"}, {"is_signed", "signed"},
+    {"eps"}, {"epsneg"}, {"max"}, {"min"}, {"tiny"}, {"smallest_normal"}, {"smallest_subnormal"},
+    {"resolution_torch"}, {"resolution_numpy"}, {"machep"}, {"negep"}, {"nmant"}, {"nexp"}, {"iexp"},
+    {"maxexp"}, {"minexp"}, {"precision"}, {"digits10"}, {"has_infinity"}, {"has_nan"}, {"has_negative_zero"},
+    {"has_subnormals"}, {"nan_code", {}, &FinfoValues::has_nan}, {"inf_code", {}, &FinfoValues::has_infinity},
+    {"nan_codes"}, {"overflow_threshold"}, {"threshold_tie_overflows"}, {"finite_codes"}, {"finite_values"},
+    {"normal_binades"}, {"binades"}};
+// The fields not shown: showing one changes every output format of the
+// command and its baselines (tests/cli), so each is added on purpose.
+constexpr std::string_view kFinfoOmitted[] = {"has_zero", "max_code"};
+static_assert(finfo_fields_placed(
+                  [] {
+                    std::array<std::string_view, std::size(kFinfoShown)> names{};
+                    for (std::size_t i = 0; i < names.size(); ++i) names[i] = kFinfoShown[i].field;
+                    return names;
+                  }(),
+                  kFinfoOmitted),
+              "every finfo field (LPLAB_FINFO_FIELDS) is placed once, in kFinfoShown or kFinfoOmitted: place a new one");
+
+// A field's value as text (the table and CSV) and as JSON, by its kind.
+template <class V>
+std::string finfo_text(const V& v) {
+  if constexpr (std::is_same_v<V, double>) return shortest(v);
+  else if constexpr (std::is_same_v<V, Encoding>) return encoding_name(v);
+  else if constexpr (std::is_same_v<V, FinfoCode>) return code_hex(v.code, v.bits);
+  else return fmt::format("{}", v);  // int, bool (true/false), a count
+}
+template <class V>
+nlohmann::ordered_json finfo_json(const V& v) {
+  if constexpr (std::is_same_v<V, Encoding> || std::is_same_v<V, FinfoCode>) return finfo_text(v);
+  else return v;
+}
+
 struct Field {
-  const char* name;
-  std::function<nlohmann::ordered_json(const FinfoRecord&)> json;
-  std::function<std::string(const FinfoRecord&)> text;
+  std::string name;
+  std::function<nlohmann::ordered_json(const FinfoValues&)> json;
+  std::function<std::string(const FinfoValues&)> text;
 };
 
+// kFinfoShown, then what is computed from the fields.
 const std::vector<Field>& fields() {
-  auto num = [](double FinfoRecord::*m) {
-    return Field{nullptr, [m](const FinfoRecord& r) { return nlohmann::ordered_json(r.*m); },
-                 [m](const FinfoRecord& r) { return shortest(r.*m); }};
-  };
-  auto integer = [](auto FinfoRecord::*m) {
-    return Field{nullptr, [m](const FinfoRecord& r) { return nlohmann::ordered_json(r.*m); },
-                 [m](const FinfoRecord& r) { return fmt::format("{}", r.*m); }};
-  };
-  auto named = [](const char* n, Field f) {
-    f.name = n;
-    return f;
-  };
-  static const std::vector<Field> f = {
-      named("bits", integer(&FinfoRecord::bits)),
-      named("exponent_bits", integer(&FinfoRecord::exponent_bits)),
-      named("mantissa_bits", integer(&FinfoRecord::mantissa_bits)),
-      named("bias", integer(&FinfoRecord::bias)),
-      named("encoding", {nullptr, [](const FinfoRecord& r) { return nlohmann::ordered_json(r.encoding); },
-                         [](const FinfoRecord& r) { return r.encoding; }}),
-      named("signed", integer(&FinfoRecord::is_signed)),
-      named("eps", num(&FinfoRecord::eps)),
-      named("epsneg", num(&FinfoRecord::epsneg)),
-      named("max", num(&FinfoRecord::max)),
-      named("min", num(&FinfoRecord::min)),
-      named("tiny", num(&FinfoRecord::tiny)),
-      named("smallest_normal", num(&FinfoRecord::smallest_normal)),
-      named("smallest_subnormal", num(&FinfoRecord::smallest_subnormal)),
-      named("resolution_torch", num(&FinfoRecord::resolution_torch)),
-      named("resolution_numpy", num(&FinfoRecord::resolution_numpy)),
-      named("machep", integer(&FinfoRecord::machep)),
-      named("negep", integer(&FinfoRecord::negep)),
-      named("nmant", integer(&FinfoRecord::nmant)),
-      named("nexp", integer(&FinfoRecord::nexp)),
-      named("iexp", integer(&FinfoRecord::iexp)),
-      named("maxexp", integer(&FinfoRecord::maxexp)),
-      named("minexp", integer(&FinfoRecord::minexp)),
-      named("precision", integer(&FinfoRecord::precision)),
-      named("digits10", integer(&FinfoRecord::digits10)),
-      named("has_infinity", integer(&FinfoRecord::has_infinity)),
-      named("has_nan", integer(&FinfoRecord::has_nan)),
-      named("has_negative_zero", integer(&FinfoRecord::has_negative_zero)),
-      named("has_subnormals", integer(&FinfoRecord::has_subnormals)),
-      named("nan_code", {nullptr, [](const FinfoRecord& r) { return nlohmann::ordered_json(r.has_nan ? nlohmann::ordered_json(code_hex(r.nan_code, r.bits)) : nullptr); },
-                         [](const FinfoRecord& r) { return r.has_nan ? code_hex(r.nan_code, r.bits) : std::string("-"); }}),
-      named("inf_code", {nullptr, [](const FinfoRecord& r) { return nlohmann::ordered_json(r.has_infinity ? nlohmann::ordered_json(code_hex(r.inf_code, r.bits)) : nullptr); },
-                         [](const FinfoRecord& r) { return r.has_infinity ? code_hex(r.inf_code, r.bits) : std::string("-"); }}),
-      named("nan_codes", integer(&FinfoRecord::nan_codes)),
-      named("overflow_threshold", num(&FinfoRecord::overflow_threshold)),
-      named("threshold_tie_overflows", integer(&FinfoRecord::threshold_tie_overflows)),
-      named("finite_codes", integer(&FinfoRecord::finite_codes)),
-      named("finite_values", integer(&FinfoRecord::finite_values)),
-      named("normal_binades", integer(&FinfoRecord::normal_binades)),
-      named("binades", integer(&FinfoRecord::binades)),
-      named("dynamic_range_log10", {nullptr,
-          [](const FinfoRecord& r) { return nlohmann::ordered_json(std::log10(r.max / r.smallest_subnormal)); },
-          [](const FinfoRecord& r) { return fmt::format("{:.2f}", std::log10(r.max / r.smallest_subnormal)); }}),
-  };
+  static const std::vector<Field> f = [] {
+    std::vector<Field> out;
+    for (const FinfoShown& s : kFinfoShown)
+      out.push_back({std::string(s.label.empty() ? s.field : s.label),
+                     [s](const FinfoValues& v) {
+                       nlohmann::ordered_json j;  // null
+                       if (s.only_if == nullptr || v.*s.only_if)
+                         visit_finfo_field(v, s.field, [&](const auto& x) { j = finfo_json(x); });
+                       return j;
+                     },
+                     [s](const FinfoValues& v) {
+                       std::string t = "-";
+                       if (s.only_if == nullptr || v.*s.only_if)
+                         visit_finfo_field(v, s.field, [&](const auto& x) { t = finfo_text(x); });
+                       return t;
+                     }});
+    out.push_back({"dynamic_range_log10",
+                   [](const FinfoValues& r) { return nlohmann::ordered_json(std::log10(r.max / r.smallest_subnormal)); },
+                   [](const FinfoValues& r) { return fmt::format("{:.2f}", std::log10(r.max / r.smallest_subnormal)); }});
+    return out;
+  }();
   return f;
 }
 
 // torch.finfo's repr, e.g.
 // finfo(resolution=1.0, min=-448.0, max=448.0, eps=0.125, smallest_normal=0.015625, tiny=0.015625, dtype=float8_e4m3fn)
 std::string torch_repr(const FormatEntry& e) {
-  const FinfoRecord& r = e.info;
+  const FinfoValues& r = e.info;
   return fmt::format(
       "finfo(resolution={}, min={}, max={}, eps={}, smallest_normal={}, tiny={}, dtype={})",
       py_repr(r.resolution_torch), py_repr(r.min), py_repr(r.max), py_repr(r.eps),

@@ -5,7 +5,7 @@
 
 #include "lplab/commands.h"
 #include "lplab/experiments/table.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::tool {
 
@@ -17,7 +17,7 @@ void run_formats(Output out) {
     for (const FormatEntry& e : formats())
       j.push_back({{"name", e.name}, {"bits", e.info.bits}, {"exponent_bits", e.info.exponent_bits},
                    {"mantissa_bits", e.info.mantissa_bits}, {"bias", e.info.bias},
-                   {"encoding", e.info.encoding}, {"signed", e.info.is_signed},
+                   {"encoding", encoding_name(e.info.encoding)}, {"signed", e.info.is_signed},
                    {"description", e.description}});
     fmt::print("{}\n", j.dump(2));
     return;
@@ -28,7 +28,7 @@ void run_formats(Output out) {
     const auto& i = e.info;
     rows.push_back({std::string(e.name), std::to_string(i.bits),
                     fmt::format("{}E{}M{}", i.is_signed ? "S" : "U", i.exponent_bits, i.mantissa_bits),
-                    std::to_string(i.bias), i.encoding, shortest(i.max), std::string(e.description)});
+                    std::to_string(i.bias), encoding_name(i.encoding), shortest(i.max), std::string(e.description)});
   }
   if (out == Output::csv) {
     print_stdout(csv_text(rows));

@@ -10,7 +10,7 @@
 #include "lplab/exact.h"
 #include "lplab/kernels/random.h"
 #include "lplab/experiments/table.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::tool {
 namespace {
@@ -143,7 +143,7 @@ Errors errors_of(double v, const std::string& text, const Decimal& x, const std:
     r.abs = bracketed(static_cast<long double>(v) - x.toward_zero, static_cast<long double>(v) - x.away_from_zero);
   }
   // (v - x) / x.
-  if (x.kind == detail::Kind::zero) {
+  if (x.kind == ValueKind::zero) {
     r.rel = v == 0 ? ErrorCell{"0", 0.0, true} : ErrorCell{"inf", INFINITY, true};
   } else if (v == 0) {
     r.rel = {"-1", -1.0, true};
@@ -179,7 +179,7 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
                  const std::string& round, const std::string& overflow,
                  std::optional<std::uint64_t> seed, Output out) {
   const Decimal x = parse_value(value);
-  const bool x_finite = x.kind == detail::Kind::finite || x.kind == detail::Kind::zero;
+  const bool x_finite = x.kind == ValueKind::finite || x.kind == ValueKind::zero;
   // Whether the input is a double itself (else each format rounds the text).
   const bool is_double = x.toward_zero == x.away_from_zero && static_cast<long double>(x.nearest) == x.toward_zero;
   const Round r = parse_round(round);
@@ -191,8 +191,8 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   const bool one_result = !stochastic || seed.has_value();
 
   // The input's exact value, when it is finite and short enough to expand.
-  const std::optional<exact::Exact> xe = x.kind == detail::Kind::finite ? exact::parse_exact(value)
-                                         : x.kind == detail::Kind::zero ? std::optional<exact::Exact>(exact::Exact{})
+  const std::optional<exact::Exact> xe = x.kind == ValueKind::finite ? exact::parse_exact(value)
+                                         : x.kind == ValueKind::zero ? std::optional<exact::Exact>(exact::Exact{})
                                                                         : std::nullopt;
   std::vector<Row> rows;
   for (const FormatEntry* e : fs) {

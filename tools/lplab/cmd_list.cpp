@@ -5,7 +5,7 @@
 
 #include "lplab/commands.h"
 #include "lplab/experiments/runner.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::tool {
 namespace {

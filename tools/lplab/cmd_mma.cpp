@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 #include "lplab/kernels/mma.h"
 
 namespace lplab::tool {
@@ -65,7 +65,7 @@ std::uint64_t parse_code(MmaType t, const std::string& text, const std::string& 
   }
   // The double that is the number, if one is: the number lies between the
   // long doubles toward_zero and away_from_zero, equal iff it is one.
-  const bool is_nan = x.kind == lplab::detail::Kind::nan;
+  const bool is_nan = x.kind == lplab::ValueKind::nan;
   const bool is_double = is_nan || (x.toward_zero == x.away_from_zero &&
                                     static_cast<long double>(static_cast<double>(x.toward_zero)) == x.toward_zero);
   const double v = is_nan ? x.nearest : static_cast<double>(x.toward_zero);

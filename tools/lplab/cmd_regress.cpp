@@ -22,28 +22,22 @@
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/spec.h"
 #include "lplab/experiments/table.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::tool {
 namespace {
 
 constexpr std::size_t kShown = 25;  // changes printed per suite; the rest are counted
 
-// Baselines are a few hundred kilobytes; anything past this is not one.
-constexpr std::uintmax_t kMaxBaselineBytes = std::uintmax_t{64} << 20;
-
-std::string read_baseline(const std::filesystem::path& path) {
+// lplab's own baselines: share/lplab/regression beside the installed tool
+// (bin/../share), which in a build tree is a link to the source tree's
+// tests/regression (CMakeLists.txt makes it), so that --update rewrites them
+// there. Nothing of the source tree is compiled into the tool.
+std::string default_baselines() {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw UsageError(fmt::format("{}: no baseline file here (write it with `lplab regress --update`)",
-                                 path.string()));
-  if (std::filesystem::file_size(path, ec) > kMaxBaselineBytes || ec)
-    throw UsageError(fmt::format("{}: not a baseline (larger than 64 MiB, or unreadable)", path.string()));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in || in.bad()) throw UsageError(fmt::format("{}: cannot read the baseline", path.string()));
-  return s.str();
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "share/lplab/regression";
+  return (exe.parent_path().parent_path() / "share" / "lplab" / "regression").string();
 }
 
 std::string count_text(std::size_t changed, std::size_t added, std::size_t removed) {
@@ -56,13 +50,7 @@ std::string count_text(std::size_t changed, std::size_t added, std::size_t remov
 
 
 int run_regress_golden(const std::string& dir, bool update, const std::vector<std::string>& only) {
-  const std::vector<std::string>& suites = only.empty() ? golden_suites() : only;
-  for (const std::string& s : suites)  // every name is checked before any work
-    if (std::find(golden_suites().begin(), golden_suites().end(), s) == golden_suites().end())
-      compute_golden(s);  // throws the one-line error naming the known suites
-  for (std::size_t i = 0; i < suites.size(); ++i)
-    if (std::find(suites.begin(), suites.begin() + i, suites[i]) != suites.begin() + i)
-      throw UsageError(fmt::format("--only: {} given twice", suites[i]));
+  const std::vector<std::string> suites = select_suites(only);  // every name is checked before any work
   const std::filesystem::path root(dir);
   std::error_code ec;
   if (!update && !std::filesystem::is_directory(root, ec))
@@ -97,13 +85,7 @@ int run_regress_golden(const std::string& dir, bool update, const std::vector<st
 
   // Read and parse every baseline first: a broken file stops the run before
   // any suite is computed.
-  std::vector<GoldenFile> baselines;
-  for (const std::string& s : suites) {
-    const std::filesystem::path path = root / (s + ".txt");
-    baselines.push_back(parse_golden(read_baseline(path), s, path.string()));
-    if (baselines.back().entries.empty())
-      throw UsageError(fmt::format("{}: the baseline has no entries", path.string()));
-  }
+  const std::vector<GoldenFile> baselines = read_baselines(dir, suites);
   std::size_t changed_suites = 0, changes_total = 0, entries_total = 0;
   for (std::size_t i = 0; i < suites.size(); ++i) {
     const GoldenFile now = compute(suites[i]);
@@ -117,18 +99,18 @@ int run_regress_golden(const std::string& dir, bool update, const std::vector<st
     ++changed_suites;
     changes_total += changes.size();
     const std::size_t added = std::count_if(changes.begin(), changes.end(),
-                                            [](const GoldenChange& c) { return c.old_value.empty(); });
+                                            [](const GoldenChange& c) { return c.kind == GoldenChange::Kind::added; });
     const std::size_t removed = std::count_if(changes.begin(), changes.end(),
-                                              [](const GoldenChange& c) { return c.new_value.empty(); });
+                                              [](const GoldenChange& c) { return c.kind == GoldenChange::Kind::removed; });
     fmt::print("FAIL  {:<12} {} of {} entries ({})\n", suites[i],
                count_text(changes.size() - added - removed, added, removed), now.entries.size(),
                (root / (suites[i] + ".txt")).string());
     for (std::size_t k = 0; k < changes.size() && k < kShown; ++k) {
       const GoldenChange& c = changes[k];
       fmt::print("  {}\n", c.key);
-      if (c.old_value.empty()) {
+      if (c.kind == GoldenChange::Kind::added) {
         fmt::print("    new entry: {}\n", c.new_value);
-      } else if (c.new_value.empty()) {
+      } else if (c.kind == GoldenChange::Kind::removed) {
         fmt::print("    no longer computed; baseline: {}\n", c.old_value);
       } else {
         fmt::print("    baseline: {}{}\n", c.old_value,
@@ -236,7 +218,7 @@ int regress_command(const Args& a) {
   if (spec.empty()) {
     if (a.given("--junit")) throw UsageError("--junit needs a spec: lplab regress SPEC --junit FILE");
     if (a.given("--output")) throw UsageError("--output goes with a spec; lplab's own baselines print a diff");
-    return run_regress_golden(a.value("--baselines", LPLAB_REGRESSION_DIR), a.given("--update"), a.values("--only"));
+    return run_regress_golden(a.value("--baselines", default_baselines()), a.given("--update"), a.values("--only"));
   }
   const Output out = output_of(a);
   if (a.given("--update")) throw UsageError("--update rewrites lplab's own baselines; it takes no spec");
@@ -255,7 +237,7 @@ LPLAB_COMMAND(Command{
              option("--junit", "With a spec: also write JUnit XML to this file"),
              output_option("With a spec: table, csv or json"),
              flag("--update", "Rewrite lplab's own baselines with what this build computes"),
-             option("--baselines", "The baseline directory (default: the source tree's tests/regression)"),
+             option("--baselines", "The baseline directory (default: share/lplab/regression beside the tool; in a build tree, the source tree's tests/regression)"),
              option("--only", fmt::format("Baseline suites to run: {}", fmt::join(golden_suites(), ", ")), true)},
     .run = regress_command,
     // Its 1 means a failed check: a broken tool must not look like one to a CI job.

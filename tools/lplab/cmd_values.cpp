@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::tool {
 namespace {
@@ -36,7 +36,7 @@ void run_values(const FormatEntry* e, const std::string& order, Output out, cons
   }
 
   // Step 3: one row per code.
-  const FinfoRecord& f = e->info;
+  const FinfoValues& f = e->info;
   std::vector<std::vector<std::string>> table = {{"code", "bits (s|e|m)", "value", "class"}};
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (std::uint64_t c : codes) {

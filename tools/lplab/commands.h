@@ -18,8 +18,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "lplab/experiments/format_registry.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/formats.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::experiments {
 struct RunRequest;  // runner.h: what the files that run experiments include
@@ -28,6 +28,7 @@ struct RunRequest;  // runner.h: what the files that run experiments include
 namespace lplab::tool {
 
 using namespace lplab::experiments;
+using namespace lplab::runtime;
 
 // One argument of a command. CLI11 parses it (main.cpp); the command reads the
 // text it was given from Args.

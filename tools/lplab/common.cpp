@@ -15,7 +15,7 @@
 #include "lplab/experiments/files.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/experiments/table.h"
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 namespace lplab::tool {
 

@@ -120,8 +120,8 @@ unsigned heartbeat_seconds() {
   if (env == nullptr || *env == '\0') return 10;
   const std::string s(env);
   if (s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
-    throw lplab::experiments::UsageError(fmt::format("LPLAB_PROGRESS_SECONDS '{}': expected a whole number of seconds (0: no progress lines)",
-                                 lplab::experiments::shown(s)));
+    throw lplab::runtime::UsageError(fmt::format("LPLAB_PROGRESS_SECONDS '{}': expected a whole number of seconds (0: no progress lines)",
+                                 lplab::runtime::shown(s)));
   return static_cast<unsigned>(std::stoul(s));
 }
 
@@ -180,7 +180,7 @@ int run(int argc, char** argv) {
           return 0;
         }
       std::fprintf(stderr, "lplab: error: help: unknown command '%s'%s (%s)\n",
-                   lplab::experiments::shown(argv[2]).c_str(), lplab::experiments::did_you_mean(argv[2], names).c_str(),
+                   lplab::runtime::shown(argv[2]).c_str(), lplab::runtime::did_you_mean(argv[2], names).c_str(),
                    fmt::format("{}", fmt::join(names, ", ")).c_str());
       return 2;
     }
@@ -188,8 +188,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (!first.empty() && first[0] != '-' && named == nullptr) {
-    std::fprintf(stderr, "lplab: error: unknown command '%s'%s (%s)\n", lplab::experiments::shown(argv[1]).c_str(),
-                 lplab::experiments::did_you_mean(argv[1], names).c_str(),
+    std::fprintf(stderr, "lplab: error: unknown command '%s'%s (%s)\n", lplab::runtime::shown(argv[1]).c_str(),
+                 lplab::runtime::did_you_mean(argv[1], names).c_str(),
                  fmt::format("{}", fmt::join(names, ", ")).c_str());
     return 2;
   }

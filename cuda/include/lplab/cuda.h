@@ -40,7 +40,9 @@
 //                native baseline (its own summation order and units).
 //
 // Errors, before anything is written: std::invalid_argument for bad
-// arguments, with the CPU kernels' messages where they share a check;
+// arguments, thrown by the CPU kernels' own checks (check_matmul,
+// check_map_unary, the plans of lplab/kernels/plans.h) and so in their words,
+// and "lplab::cuda::<what>" for what only the device refuses;
 // std::runtime_error "lplab::cuda: <what>: <CUDA's reason>" where there is no
 // CUDA device (no GPU, no driver) or a CUDA call fails. Calls are
 // synchronous, on device 0.
@@ -198,44 +200,44 @@ void dequantize(const kernels::TensorScaling<Elem>& s, std::span<const std::type
 // device and the output's back, elements outside the output view untouched;
 // Memory::device: the views' pointers are device memory, used in place.
 enum class Memory { host, device };
-void map_unary(std::span<const kernels::Step> chain, const kernels::detail::Operand& x,
-               const kernels::detail::Output& y, const kernels::ElementwiseOptions& options = {},
+void map_unary(std::span<const kernels::Step> chain, const kernels::Operand& x,
+               const kernels::Output& y, const kernels::ElementwiseOptions& options = {},
                Memory memory = Memory::host);
-void map_binary(kernels::Binary op, float alpha, const kernels::detail::Operand& a,
-                const kernels::detail::Operand& b, const kernels::detail::Output& y,
+void map_binary(kernels::Binary op, float alpha, const kernels::Operand& a,
+                const kernels::Operand& b, const kernels::Output& y,
                 const kernels::ElementwiseOptions& options = {}, Memory memory = Memory::host);
 template <class X, class Y>
 void map(std::span<const kernels::Step> chain, const kernels::View<X>& x, const kernels::View<Y>& y,
          const kernels::ElementwiseOptions& options = {}) {
-  cuda::map_unary(chain, kernels::detail::operand(x), kernels::detail::output(y), options);
+  cuda::map_unary(chain, kernels::operand(x), kernels::output(y), options);
 }
 template <class A, class B, class Y>
 void binary(kernels::Binary op, float alpha, const kernels::View<A>& a, const kernels::View<B>& b,
             const kernels::View<Y>& y, const kernels::ElementwiseOptions& options = {}) {
-  cuda::map_binary(op, alpha, kernels::detail::operand(a), kernels::detail::operand(b),
-                   kernels::detail::output(y), options);
+  cuda::map_binary(op, alpha, kernels::operand(a), kernels::operand(b),
+                   kernels::output(y), options);
 }
 
 // ---------------------------------------------------------------------------
 // Matmul with an emulated accumulator (kernels::matmul's contract).
 namespace detail {
-// The accumulated sums of p on the device (kernels::detail::matmul_accumulate's).
+// The accumulated sums of p on the device (kernels::matmul_accumulate's).
 void matmul_sums(const kernels::MatmulProblem& p, const kernels::MatmulOptions& options, double* sums);
 }  // namespace detail
 
 template <class TC>
 void matmul(const kernels::MatmulProblem& p, TC* c, const kernels::MatmulOptions& options = {}) {
-  kernels::detail::check_matmul(p.m, p.n, p.k, p.a, p.b, c, options, p.ra, p.rb, kernels::output_precision<TC>());
+  kernels::check_matmul(p.m, p.n, p.k, p.a, p.b, c, options, p.ra, p.rb, kernels::output_precision<TC>());
   if (p.m == 0 || p.n == 0) return;
   std::vector<double> sums(p.m * p.n);
   detail::matmul_sums(p, options, sums.data());
   const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b);
-  kernels::detail::round_sums(sums.data(), c, p.m * p.n, scale, options);
+  kernels::round_sums(sums.data(), c, p.m * p.n, scale, options);
 }
 template <class TA, class TB, class TC>
 void matmul(std::size_t m, std::size_t n, std::size_t k, const TA* a, const TB* b, TC* c,
             const kernels::MatmulOptions& options = {}) {
-  kernels::detail::check_matmul(m, n, k, a, b, c, options, kernels::operand_range<TA>(),
+  kernels::check_matmul(m, n, k, a, b, c, options, kernels::operand_range<TA>(),
                                 kernels::operand_range<TB>(), kernels::output_precision<TC>());
   if (m == 0 || n == 0) return;
   const std::vector<float> fa = kernels::decode_operand(a, m * k);

@@ -13,10 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "lplab/experiments/format_registry.h"
+#include "lplab/experiments/vocabulary.h"
 #include "lplab/experiments/plot.h"
 #include "lplab/experiments/table.h"
-#include "lplab/experiments/text.h"
 
 namespace lplab::experiments {
 
@@ -157,6 +156,17 @@ struct Experiment {
   // with points) and its headline figures for the report's summary.
   std::function<std::vector<Plot>(const std::vector<Table>&)> plots = {};
   std::function<void(const std::vector<Table>&, Headlines&)> headlines = {};
+  // lplab's own baselines (`lplab regress`, suite "experiments"): a pinned
+  // experiment is deterministic and run there at its quick sizes, every cell
+  // compared. `tolerance(table id, a row's text cells)` is the relative
+  // tolerance of that row's real cells (0: bit for bit) where a result
+  // depends on the SIMD target's summation order or vector math, measured
+  // across the AVX3, AVX2, SSE4 and scalar targets.
+  struct Regression {
+    bool pinned = false;
+    std::function<double(std::string_view table, const std::vector<std::string>& row)> tolerance = {};
+  };
+  Regression regression = {};
 };
 
 // Every experiment, in the order `lplab list` and the report show them.

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lplab/experiments/format_registry.h"
+#include "lplab/experiments/vocabulary.h"
 
 namespace lplab::experiments {
 

@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "lplab/experiments/experiment.h"
-#include "lplab/experiments/format_registry.h"
+#include "lplab/experiments/vocabulary.h"
+#include "lplab/formats/enum_table.h"
 #include "lplab/formats.h"
 #include "lplab/kernels/matmul.h"
 
@@ -98,18 +99,23 @@ struct CompareCheck {
   InputSource actual, expected;
 };
 
-enum class MetricKind {
-  assert_close,
-  max_ulp,
-  sqnr_db,
-  max_rel_err,
-  norm_rel_err,
-  max_abs_err,
-  underflow_fraction,
-  overflow_fraction,
-  mismatch_fraction,
-};
-const char* metric_name(MetricKind m);
+// A check's metrics, declared once (docs/regress.md states each in full):
+// X(spec key, what it measures). Parsing, the spec's known keys and the
+// results' names come from this list.
+#define LPLAB_METRIC_KINDS(X)                                                                       \
+  X(assert_close, "torch.testing.assert_close: |a - e| <= atol + rtol |e| for every element")      \
+  X(max_ulp, "the largest distance in codes of a format")                                           \
+  X(sqnr_db, "signal-to-quantization-noise ratio in dB (a minimum)")                                \
+  X(max_rel_err, "the largest |a - e| / |e|")                                                       \
+  X(norm_rel_err, "||a - e|| / ||e||")                                                              \
+  X(max_abs_err, "the largest |a - e|")                                                             \
+  X(underflow_fraction, "finite nonzero expected values that became zero")                          \
+  X(overflow_fraction, "finite expected values that became infinite or NaN")                        \
+  X(mismatch_fraction, "elements not equal (NaN equal to NaN)")
+
+enum class MetricKind { LPLAB_METRIC_KINDS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(MetricKind, "metric", LPLAB_METRIC_KINDS)
+inline const char* metric_name(MetricKind m) { return enum_name(m); }
 
 struct Metric {
   MetricKind kind = MetricKind::max_rel_err;

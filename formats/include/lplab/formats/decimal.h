@@ -43,7 +43,7 @@ static_assert(LDBL_MANT_DIG >= 64, "parse_decimal needs a long double of at leas
 // A number read from text: value = (-1)^neg * sig * 2^(e - 60), 2^60 <= sig <
 // 2^61, with any nonzero part below sig's last bit jammed into that bit.
 struct Decimal {
-  detail::Kind kind = detail::Kind::zero;
+  ValueKind kind = ValueKind::zero;
   bool neg = false;
   std::uint64_t sig = 0;
   int e = 0;

@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "lplab/formats/decimal.h"
+#include "lplab/formats/finfo_values.h"
 #include "lplab/formats/io.h"
 
 namespace lplab {
@@ -71,15 +72,8 @@ constexpr std::array<WideRound, sizeof...(M)> wide_rounds(std::index_sequence<M.
 inline constexpr std::array<WideRound, kDeclaredMaxMantissaBits + 1> kWideRounds =
     wide_rounds(std::make_index_sequence<kDeclaredMaxMantissaBits + 1>{});
 
-inline const char* encoding_text(Encoding e) {
-  switch (e) {
-    case Encoding::ieee: return "ieee";
-    case Encoding::fn: return "fn";
-    case Encoding::fnuz: return "fnuz";
-    case Encoding::none: return "none";
-  }
-  return "?";
-}
+// encoding_name (finfo_values.h), by its former name.
+inline const char* encoding_text(Encoding e) { return encoding_name(e); }
 
 }  // namespace detail
 
@@ -183,10 +177,10 @@ class DeclaredFormat {
   std::uint64_t from_decimal(const Decimal& x, Round r = Round::nearest_even, Overflow o = Overflow::ieee,
                              std::uint32_t random = 0, Flags* flags = nullptr) const {
     switch (x.kind) {
-      case detail::Kind::nan: return from_double(x.neg ? -NAN : NAN, r, o, random, flags);
-      case detail::Kind::infinite: return from_double(x.neg ? -INFINITY : INFINITY, r, o, random, flags);
-      case detail::Kind::zero: return from_double(x.neg ? -0.0 : 0.0, r, o, random, flags);
-      case detail::Kind::finite: break;
+      case ValueKind::nan: return from_double(x.neg ? -NAN : NAN, r, o, random, flags);
+      case ValueKind::infinite: return from_double(x.neg ? -INFINITY : INFINITY, r, o, random, flags);
+      case ValueKind::zero: return from_double(x.neg ? -0.0 : 0.0, r, o, random, flags);
+      case ValueKind::finite: break;
     }
     return round_finite(x.neg, x.sig, x.e, r, o, random, flags);
   }
@@ -207,6 +201,14 @@ class DeclaredFormat {
     return sign * std::ldexp(mant + std::ldexp(1.0, l_.M), static_cast<int>(field) - d_.bias - l_.M);
   }
 
+  // finfo's fields, by the function that gives finfo<T>::values for a
+  // compiled format (finfo_values.h): the compiled twin's values, field by
+  // field (tests/formats/declared_test.cpp checks every compiled format).
+  FinfoValues finfo() const {
+    return finfo_values(d_, l_, [this](std::uint64_t code) { return to_double(code); },
+                        [this](double x) { return from_double(x, Round::nearest_even, Overflow::ieee); });
+  }
+
   // The value's text, as to_string gives for a compiled format.
   std::string to_text(std::uint64_t code) const {
     const double v = to_double(code);
@@ -219,7 +221,7 @@ class DeclaredFormat {
   DeclaredFormat(const Descriptor& d, const detail::LayoutValues& l) : d_(d), l_(l) {
     // Appended, not a chain of "text" + string (GCC 12 misreads that: -Wrestrict).
     name_.append("e").append(std::to_string(l.E)).append("m").append(std::to_string(l.M));
-    name_.append(":bias=").append(std::to_string(d.bias)).append(":").append(detail::encoding_text(d.encoding));
+    name_.append(":bias=").append(std::to_string(d.bias)).append(":").append(encoding_name(d.encoding));
     if (!d.is_signed) name_ += ":unsigned";
   }
 

@@ -6,9 +6,20 @@
 
 #include "lplab/formats/descriptor.h"
 
+namespace lplab {
+
+// What a code or a number is: zero, a finite nonzero number, an infinity or
+// NaN (the class of IEEE 754-2019 section 5.7.2, without the sign and the
+// normal/subnormal split). Decoded codes and numbers read from text
+// (decimal.h's Decimal) carry it.
+enum class ValueKind : std::uint8_t { zero, finite, infinite, nan };
+
+}  // namespace lplab
+
 namespace lplab::detail {
 
-enum class Kind : std::uint8_t { zero, finite, infinite, nan };
+// ValueKind by the name the core's internals use.
+using Kind = ValueKind;
 
 // value = (-1)^neg * sig * 2^(exp - M) with 2^M <= sig < 2^(M+1) for finite
 // nonzero codes, M being the format's mantissa bits: subnormals come out

@@ -4,85 +4,94 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "lplab/formats/config.h"
+#include "lplab/formats/enum_table.h"
 
 namespace lplab {
 
 // Rounding-direction attributes of IEEE 754-2019 section 4.3, plus stochastic
-// rounding. `nearest_away` is roundTiesToAway (4.3.1).
-enum class Round : std::uint8_t {
-  nearest_even,  // roundTiesToEven: the default of IEEE 754, PyTorch and ml_dtypes
-  nearest_away,  // roundTiesToAway
-  toward_zero,   // roundTowardZero (truncation)
-  upward,        // roundTowardPositive
-  downward,      // roundTowardNegative
-  // Stochastic rounding with caller-supplied random bits R (32 of them): let f
-  // in [0, 1) be the discarded fraction of an ulp; the magnitude is rounded
-  // away from zero iff floor(f * 2^32) + R >= 2^32. For a uniform R that
-  // happens with probability floor(f * 2^32) / 2^32, i.e. f whenever at most 32
-  // bits are discarded. The same R always gives the same result.
-  stochastic,
-};
+// rounding: X(name, meaning, other spellings). The other spellings are the
+// short names CUDA's intrinsics use (__float2half_rn, _rz, _ru, _rd) and
+// PTX's rounding modifiers (.rn, .rna, .rz, .rp, .rm, .rs of the PTX ISA's
+// cvt). A new rounding is its line here and its increment (round.h; the bulk
+// kernels' convert-inl.h).
+//
+// Stochastic rounding takes caller-supplied random bits R (32 of them): let f
+// in [0, 1) be the discarded fraction of an ulp; the magnitude is rounded
+// away from zero iff floor(f * 2^32) + R >= 2^32. For a uniform R that
+// happens with probability floor(f * 2^32) / 2^32, i.e. f whenever at most 32
+// bits are discarded. The same R always gives the same result.
+#define LPLAB_ROUNDINGS(X)                                                                         \
+  X(nearest_even, "roundTiesToEven: the default of IEEE 754, PyTorch and ml_dtypes", "rne", "rn") \
+  X(nearest_away, "roundTiesToAway (IEEE 754-2019 4.3.1)", "rna")                                 \
+  X(toward_zero, "roundTowardZero (truncation)", "rz")                                            \
+  X(upward, "roundTowardPositive", "ru", "rp")                                                    \
+  X(downward, "roundTowardNegative", "rd", "rm")                                                  \
+  X(stochastic, "away from zero with probability the discarded fraction (32 random bits)", "sr", "rs")
+
+enum class Round : std::uint8_t { LPLAB_ROUNDINGS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(Round, "rounding", LPLAB_ROUNDINGS)
 
 // What a finite result too large for the format becomes.
-enum class Overflow : std::uint8_t {
-  // IEEE 754-2019 section 7.4: nearest rounding overflows to infinity; the
-  // directed roundings that point back toward zero give the largest finite
-  // number. A format without infinity gives NaN instead where it has one
-  // (OCP OFP8 E4M3: "no infinities, saturate or NaN"), and saturates where it
-  // has neither (OCP MX FP6/FP4). Infinite inputs stay infinite where possible.
-  ieee,
-  // Saturate to the largest finite magnitude, infinite inputs included: CUDA's
-  // __NV_SATFINITE and PTX's .satfinite.
-  saturate,
-};
+//   ieee: IEEE 754-2019 section 7.4: nearest rounding overflows to infinity;
+//     the directed roundings that point back toward zero give the largest
+//     finite number. A format without infinity gives NaN instead where it has
+//     one (OCP OFP8 E4M3: "no infinities, saturate or NaN"), and saturates
+//     where it has neither (OCP MX FP6/FP4). Infinite inputs stay infinite
+//     where possible.
+//   saturate: the largest finite magnitude, infinite inputs included: CUDA's
+//     __NV_SATFINITE and PTX's .satfinite.
+#define LPLAB_OVERFLOWS(X)                                                                 \
+  X(ieee, "infinity (or NaN, or the largest value, as the format allows; IEEE 754-2019 7.4)") \
+  X(saturate, "the largest finite magnitude, infinite inputs included", "satfinite")
+
+enum class Overflow : std::uint8_t { LPLAB_OVERFLOWS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(Overflow, "overflow policy", LPLAB_OVERFLOWS)
 
 // Every policy, in the enums' order: what the tool, specs, baselines and
-// tests enumerate. A new rounding is its enumerator, an entry here, its name
-// and aliases below, and its increment (round.h; the bulk kernels'
-// convert-inl.h).
-inline constexpr Round kRounds[] = {Round::nearest_even, Round::nearest_away, Round::toward_zero,
-                                    Round::upward,       Round::downward,     Round::stochastic};
-inline constexpr Overflow kOverflows[] = {Overflow::ieee, Overflow::saturate};
+// tests enumerate.
+#define LPLAB_POLICY_VALUE(name, ...) Round::name,
+inline constexpr Round kRounds[] = {LPLAB_ROUNDINGS(LPLAB_POLICY_VALUE)};
+#undef LPLAB_POLICY_VALUE
+#define LPLAB_POLICY_VALUE(name, ...) Overflow::name,
+inline constexpr Overflow kOverflows[] = {LPLAB_OVERFLOWS(LPLAB_POLICY_VALUE)};
+#undef LPLAB_POLICY_VALUE
 
-// The policies' names, as the tool, specs and test messages spell them.
+// The policies' names, as the tool, specs and test messages spell them (on
+// the device too).
+#define LPLAB_POLICY_CASE(name, ...) \
+  case Round::name: return #name;
 LPLAB_HD constexpr const char* round_name(Round r) noexcept {
-  switch (r) {
-    case Round::nearest_even: return "nearest_even";
-    case Round::nearest_away: return "nearest_away";
-    case Round::toward_zero: return "toward_zero";
-    case Round::upward: return "upward";
-    case Round::downward: return "downward";
-    case Round::stochastic: return "stochastic";
-  }
+  switch (r) { LPLAB_ROUNDINGS(LPLAB_POLICY_CASE) }
   return "?";
 }
+#undef LPLAB_POLICY_CASE
+#define LPLAB_POLICY_CASE(name, ...) \
+  case Overflow::name: return #name;
 LPLAB_HD constexpr const char* overflow_name(Overflow o) noexcept {
-  return o == Overflow::ieee ? "ieee" : "saturate";
+  switch (o) { LPLAB_OVERFLOWS(LPLAB_POLICY_CASE) }
+  return "?";
 }
+#undef LPLAB_POLICY_CASE
 
-// The other spellings the tool and specs accept (nullptr ends the list): the
-// short names CUDA's intrinsics use (__float2half_rn, _rz, _ru, _rd), PTX's
-// rounding modifiers (.rn, .rna, .rz, .rp, .rm, .rs of the PTX ISA's cvt)
-// and CUDA's __NV_SATFINITE.
+// The other spellings the tool and specs accept (nullptr ends the list).
 struct PolicyAliases {
   const char* names[3] = {};
 };
-constexpr PolicyAliases round_aliases(Round r) noexcept {
-  switch (r) {
-    case Round::nearest_even: return {{"rne", "rn"}};
-    case Round::nearest_away: return {{"rna"}};
-    case Round::toward_zero: return {{"rz"}};
-    case Round::upward: return {{"ru", "rp"}};
-    case Round::downward: return {{"rd", "rm"}};
-    case Round::stochastic: return {{"sr", "rs"}};
-  }
-  return {};
+template <class Policy>
+constexpr PolicyAliases policy_aliases(Policy p) noexcept {
+  PolicyAliases a;
+  if (const EnumEntry<Policy>* e = enum_entry(p))
+    for (int i = 0; i < 3; ++i) a.names[i] = e->aliases[i];
+  return a;
 }
-constexpr PolicyAliases overflow_aliases(Overflow o) noexcept {
-  return o == Overflow::saturate ? PolicyAliases{{"satfinite"}} : PolicyAliases{};
-}
+constexpr PolicyAliases round_aliases(Round r) noexcept { return policy_aliases(r); }
+constexpr PolicyAliases overflow_aliases(Overflow o) noexcept { return policy_aliases(o); }
+
+static_assert(std::string_view(round_name(Round::stochastic)) == enum_name(Round::stochastic));
+static_assert(enum_parse<Round>("rp") == Round::upward && enum_parse<Overflow>("satfinite") == Overflow::saturate);
 
 // Exception flags, sticky like IEEE 754-2019 section 7 status flags but held
 // by the caller instead of global state.

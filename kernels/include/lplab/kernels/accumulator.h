@@ -21,58 +21,63 @@
 #include <type_traits>
 
 #include "lplab/formats.h"
+#include "lplab/formats/enum_table.h"
 
 namespace lplab::kernels {
 
-// The algorithm that sums the products.
-enum class Accumulator {
-  // The reference. Where every product is an integer multiple of a common
-  // quantum and the sum fits 126 bits (operands of at most 16 bits with
-  // subnormals: fp16 and every format of 8 bits or fewer except E8M0; fp16 x
-  // fp16 for k < 2^46), the sum is exact: integers in 128-bit arithmetic.
-  // Otherwise (float, bf16 or E8M0 operands) products are exact in double and
-  // summed in double in order k = 0, 1, ..., so that |error| <= gamma_k *
-  // sum |a_i b_i| with u = 2^-53. The output is rounded once (the exact sum
-  // is first rounded to odd at 53 bits, which makes the later rounding to any
-  // format of at most 51 bits correct).
-  fp64,
-  // The fast path: the operands decoded to float and Eigen's fp32 GEMM.
-  // Summation order unspecified; |error| <= gamma_k * sum |a_i b_i| with
-  // u = 2^-24 while products and sums stay inside float's range (products of
-  // operands with at most 12 significant bits are exact in float unless they
-  // overflow or underflow it, as bf16 and E8M0 products can).
-  fp32,
-  // Each product exact, each addition rounded to nearest-even into the
-  // accumulator format, in order k = 0, 1, ..., k-1, starting from +0: the
-  // result is bit-reproducible. Overflow gives infinity, as in IEEE.
-  fp16,
-  bf16,
-  // A tensor core's fixed-point blocks: AccumulatorModel's block,
-  // fraction_bits, result_bits, zero_exponent and promote_every
-  // (docs/tensor-core-model.md).
-  tensor_core,
-  // x86's VDPBF16PS (AVX512-BF16) numerics, in a GEMM's order (Intel SDM,
-  // VDPBF16PS): k is taken in pairs (2p, 2p + 1), padded with +0 products
-  // for an odd k; each pair goes into an fp32 accumulator (from +0) by two
-  // fused multiply-adds, the odd element first, each rounded to nearest-even,
-  // with denormal inputs read as zero and denormal results flushed to zero.
-  // The operands must be exact in bf16 (bf16 and every format of 8 bits or
-  // fewer). Where the CPU has AVX512-BF16 the instruction itself runs; else
-  // a scalar emulation -- a test checks the two agree bit for bit.
-  bf16_dot2,
-  // A matrix-unit instruction (mma.h) chained over k as a kernel's k loop
-  // chains it: D of one instruction is C of the next, from C = +0, k padded
-  // with zero products to a whole instruction; AccumulatorModel::instruction
-  // names it (an index of mma_instructions()), promote_every as for
-  // tensor_core. Every operand value must be exact in the instruction's
-  // operand type; a block-scaled instruction takes block-scaled operands
-  // (matmul.h), whose scales it applies inside the dot product.
-  instruction,
-};
+// The algorithm that sums the products, X(name, one line), in detail:
+//   fp64: the reference. Where every product is an integer multiple of a
+//     common quantum and the sum fits 126 bits (operands of at most 16 bits
+//     with subnormals: fp16 and every format of 8 bits or fewer except E8M0;
+//     fp16 x fp16 for k < 2^46), the sum is exact: integers in 128-bit
+//     arithmetic. Otherwise (float, bf16 or E8M0 operands) products are exact
+//     in double and summed in double in order k = 0, 1, ..., so that |error|
+//     <= gamma_k * sum |a_i b_i| with u = 2^-53. The output is rounded once
+//     (the exact sum is first rounded to odd at 53 bits, which makes the
+//     later rounding to any format of at most 51 bits correct).
+//   fp32: the fast path: the operands decoded to float and Eigen's fp32
+//     GEMM. Summation order unspecified; |error| <= gamma_k * sum |a_i b_i|
+//     with u = 2^-24 while products and sums stay inside float's range
+//     (products of operands with at most 12 significant bits are exact in
+//     float unless they overflow or underflow it, as bf16 and E8M0 products
+//     can).
+//   fp16, bf16: each product exact, each addition rounded to nearest-even
+//     into the accumulator format, in order k = 0, 1, ..., k-1, starting from
+//     +0: the result is bit-reproducible. Overflow gives infinity, as in IEEE.
+//   tensor_core: a tensor core's fixed-point blocks: AccumulatorModel's
+//     block, fraction_bits, result_bits, zero_exponent and promote_every
+//     (docs/tensor-core-model.md).
+//   bf16_dot2: x86's VDPBF16PS (AVX512-BF16) numerics, in a GEMM's order
+//     (Intel SDM, VDPBF16PS): k is taken in pairs (2p, 2p + 1), padded with
+//     +0 products for an odd k; each pair goes into an fp32 accumulator (from
+//     +0) by two fused multiply-adds, the odd element first, each rounded to
+//     nearest-even, with denormal inputs read as zero and denormal results
+//     flushed to zero. The operands must be exact in bf16 (bf16 and every
+//     format of 8 bits or fewer). Where the CPU has AVX512-BF16 the
+//     instruction itself runs; else a scalar emulation -- a test checks the
+//     two agree bit for bit.
+//   instruction: a matrix-unit instruction (mma.h) chained over k as a
+//     kernel's k loop chains it: D of one instruction is C of the next, from
+//     C = +0, k padded with zero products to a whole instruction;
+//     AccumulatorModel::instruction names it (an index of
+//     mma_instructions()), promote_every as for tensor_core. Every operand
+//     value must be exact in the instruction's operand type; a block-scaled
+//     instruction takes block-scaled operands (matmul.h), whose scales it
+//     applies inside the dot product.
+#define LPLAB_ACCUMULATORS(X)                                                                      \
+  X(fp64, "the exact sum (exact in 128-bit integers where it fits, else double), rounded once")   \
+  X(fp32, "the operands decoded to float and Eigen's fp32 GEMM, order unspecified")               \
+  X(fp16, "products summed in order, each addition rounded to nearest-even fp16")                 \
+  X(bf16, "products summed in order, each addition rounded to nearest-even bf16")                 \
+  X(tensor_core, "a tensor core's fixed-point blocks (AccumulatorModel's parameters)")            \
+  X(bf16_dot2, "x86 VDPBF16PS: pairs of bf16 products by two fused multiply-adds into fp32")      \
+  X(instruction, "a matrix-unit instruction (mma.h) chained over k")
+enum class Accumulator { LPLAB_ACCUMULATORS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(Accumulator, "accumulator", LPLAB_ACCUMULATORS)
 
 // "fp64", "fp32", "fp16", "bf16", "tensor_core", "bf16_dot2", "instruction"; "?" for a
 // value outside the enum.
-const char* accumulator_name(Accumulator a);
+constexpr const char* accumulator_name(Accumulator a) { return enum_name(a); }
 
 // An alignment exponent below every nonzero term's: MMA-Sim 2.1.1 counts a
 // zero product, and C = +0, at -133 for sm_90 with fp32 output.

@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "lplab/formats.h"
+#include "lplab/kernels/format_id.h"
 #include "lplab/kernels/random.h"
 
 namespace lplab::kernels {
@@ -72,39 +73,17 @@ struct ConvertOptions {
   std::uint64_t first_index = 0;
 };
 
-namespace detail {
-
-// The formats the compiled kernels know: the catalog, in its order (float is
-// float32).
-enum class FormatId : int {
-  none = -1,
-#define LPLAB_KERNELS_FORMAT_ID(type, names, description) type,
-  LPLAB_FORMAT_CATALOG(LPLAB_KERNELS_FORMAT_ID)
-#undef LPLAB_KERNELS_FORMAT_ID
-};
-inline constexpr std::size_t format_count = lplab::all_formats::size;
-
-template <class T>
-inline constexpr FormatId format_id = FormatId::none;
-template <>
-inline constexpr FormatId format_id<float> = FormatId::float32;
-#define LPLAB_KERNELS_FORMAT_ID(type, names, description) \
-  template <>                                             \
-  inline constexpr FormatId format_id<lplab::type> = FormatId::type;
-LPLAB_FORMAT_CATALOG(LPLAB_KERNELS_FORMAT_ID)
-#undef LPLAB_KERNELS_FORMAT_ID
-
 // The compiled entry point (library lplab_kernels): codes in, codes out, one
 // element of the format's storage type each.
 void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
                   const ConvertOptions& options);
 
+namespace detail {
 inline void check_sizes(std::size_t in, std::size_t out) {
   if (in != out)
     throw std::invalid_argument("lplab::kernels::convert: input has " + std::to_string(in) +
                                 " elements but output has " + std::to_string(out));
 }
-
 }  // namespace detail
 
 // The scalar reference: one lplab::convert per element, in order, on the
@@ -130,10 +109,10 @@ void convert_reference(std::span<const From> in, std::span<To> out,
 template <Convertible From, Convertible To>
 void convert(std::span<const From> in, std::span<To> out, const ConvertOptions& options) {
   detail::check_sizes(in.size(), out.size());
-  constexpr auto from = detail::format_id<std::remove_cv_t<From>>;
-  constexpr auto to = detail::format_id<std::remove_cv_t<To>>;
-  if constexpr (from != detail::FormatId::none && to != detail::FormatId::none) {
-    detail::bulk_convert(to, from, in.data(), out.data(), in.size(), options);
+  constexpr auto from = format_id<std::remove_cv_t<From>>;
+  constexpr auto to = format_id<std::remove_cv_t<To>>;
+  if constexpr (from != FormatId::none && to != FormatId::none) {
+    bulk_convert(to, from, in.data(), out.data(), in.size(), options);
   } else {
     convert_reference(in, out, options);
   }

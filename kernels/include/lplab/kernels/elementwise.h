@@ -23,32 +23,39 @@
 #include <vector>
 
 #include "lplab/formats.h"
+#include "lplab/formats/enum_table.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/ops.h"
 #include "lplab/kernels/view.h"
 
 namespace lplab::kernels {
 
-enum class Unary {
-  identity,   // a cast: the value, rounded into the output format
-  relu,       // ops::Relu
-  gelu_tanh,  // ops::GeluTanh; fp32 tanh: Highway contrib/math Tanh (<= 4 ulp)
-  gelu_erf,   // ops::GeluErf; fp32 erf: the C library's erff (glibc: <= 1 ulp)
-  square,
-  sqrt,
-  rsqrt,      // 1 / sqrt(x), two correctly rounded fp32 operations
-  pow,        // x^param; fp32: the C library's powf (glibc: <= 1 ulp)
-  scale,      // param * x
-};
+// The ops, each list declared once with its names (enum_table.h):
+// X(name, what it computes). A new op is its line here and its case in
+// apply_step / apply_binary (and the SIMD kernels' in elementwise.cpp).
+#define LPLAB_UNARY_OPS(X)                                                                          \
+  X(identity, "a cast: the value, rounded into the output format")                                 \
+  X(relu, "max(x, 0) (ops::Relu)")                                                                  \
+  X(gelu_tanh, "GELU, tanh form (ops::GeluTanh); fp32 tanh: Highway contrib/math Tanh (<= 4 ulp)") \
+  X(gelu_erf, "GELU, erf form (ops::GeluErf); fp32 erf: the C library's erff (glibc: <= 1 ulp)")   \
+  X(square, "x * x")                                                                                \
+  X(sqrt, "the square root, correctly rounded")                                                     \
+  X(rsqrt, "1 / sqrt(x), two correctly rounded fp32 operations")                                   \
+  X(pow, "x^param; fp32: the C library's powf (glibc: <= 1 ulp)")                                  \
+  X(scale, "param * x")
+#define LPLAB_BINARY_OPS(X)       \
+  X(add, "a + b")                 \
+  X(mul, "a * b")                 \
+  X(axpy, "alpha * a + b, one rounding (fma)")
 
-enum class Binary {
-  add,   // a + b
-  mul,   // a * b
-  axpy,  // alpha * a + b, one rounding (fma)
-};
+enum class Unary { LPLAB_UNARY_OPS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(Unary, "unary op", LPLAB_UNARY_OPS)
+enum class Binary { LPLAB_BINARY_OPS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(Binary, "binary op", LPLAB_BINARY_OPS)
 
-const char* unary_name(Unary op);
-const char* binary_name(Binary op);
+// "relu", "add": the names the tool, specs and Python take ("?" outside the enum).
+constexpr const char* unary_name(Unary op) { return enum_name(op); }
+constexpr const char* binary_name(Binary op) { return enum_name(op); }
 
 // One step of a chain of unary ops; `param` is pow's exponent or scale's factor.
 struct Step {
@@ -56,16 +63,15 @@ struct Step {
   float param = 0.0f;
 };
 
-enum class Compute {
-  // fp32, rounded into the output format after every step: what a framework
-  // does op by op (x.square().sqrt() in bf16 rounds the square to bf16).
-  per_op,
-  // fp32 through the whole chain, rounded into the output format once: a
-  // fused kernel.
-  fused,
-  // The reference: the chain in double with the C library, rounded once.
-  fp64,
-};
+// How a chain computes. per_op is what a framework does op by op
+// (x.square().sqrt() in bf16 rounds the square to bf16); fused is what a
+// fused kernel does.
+#define LPLAB_COMPUTES(X)                                                         \
+  X(per_op, "fp32, rounded into the output format after every step")             \
+  X(fused, "fp32 through the whole chain, rounded into the output format once") \
+  X(fp64, "the reference: the chain in double with the C library, rounded once")
+enum class Compute { LPLAB_COMPUTES(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(Compute, "compute policy", LPLAB_COMPUTES)
 
 struct ElementwiseOptions {
   Compute compute = Compute::per_op;
@@ -80,15 +86,19 @@ struct ElementwiseOptions {
   unsigned threads = 1;
 };
 
-// How a reduction accumulates (reductions visit elements in row-major order).
-enum class Accumulate {
-  fp64,     // in double, in row-major order
-  fp32,     // in float, in row-major order
-  storage,  // in the input's own format, rounded to nearest-even after every
-            // add (shows swamping: ml_dtypes' bf16 sum of 10,000 U(0,1) is 256)
-};
+// How a reduction accumulates (reductions visit elements in row-major
+// order). storage shows swamping: ml_dtypes' bf16 sum of 10,000 U(0,1) is 256.
+#define LPLAB_ACCUMULATIONS(X)                            \
+  X(fp64, "in double, in row-major order")                \
+  X(fp32, "in float, in row-major order")                 \
+  X(storage, "in the input's own format, rounded to nearest-even after every add")
+enum class Accumulate { LPLAB_ACCUMULATIONS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(Accumulate, "accumulation", LPLAB_ACCUMULATIONS)
 
-namespace detail {
+// The type-erased face of the elementwise kernels: operands as (format id,
+// pointer, layout), for callers that hold formats at run time (the Python
+// bindings, the experiments) and for other backends of the same contract
+// (lplab/cuda.h).
 
 // A strided operand with its format, for the compiled entry points.
 struct Operand {
@@ -102,6 +112,7 @@ struct Output {
   Layout layout;
 };
 
+namespace detail {
 template <class T>
 constexpr FormatId checked_format_id() {
   constexpr FormatId id = format_id<std::remove_cv_t<T>>;
@@ -109,15 +120,16 @@ constexpr FormatId checked_format_id() {
                 "lplab::kernels elementwise ops take float or one of lplab's formats");
   return id;
 }
+}  // namespace detail
 
 template <class T>
 Operand operand(const View<T>& v) {
-  return {checked_format_id<T>(), v.data(), v.layout()};
+  return {detail::checked_format_id<T>(), v.data(), v.layout()};
 }
 template <class T>
 Output output(const View<T>& v) {
   static_assert(!std::is_const_v<T>, "the output view must be writable");
-  return {checked_format_id<T>(), v.data(), v.layout()};
+  return {detail::checked_format_id<T>(), v.data(), v.layout()};
 }
 
 // The checks map_unary and map_binary make before any work (std::invalid_argument),
@@ -163,15 +175,13 @@ double reduce_sum(const Operand& x, Accumulate acc);
 double reduce_amax(const Operand& x);
 double round_to(FormatId format, double v);  // nearest-even, IEEE overflow
 
-}  // namespace detail
-
 // y = f_n(...f_1(x)) for the chain {f_1, ..., f_n} of at most 16 steps (an
 // empty chain casts). x and y have the same shape; throws
 // std::invalid_argument otherwise, before any work.
 template <class X, class Y>
 void map(std::span<const Step> chain, const View<X>& x, const View<Y>& y,
          const ElementwiseOptions& options = {}) {
-  detail::map_unary(chain, detail::operand(x), detail::output(y), options);
+  map_unary(chain, operand(x), output(y), options);
 }
 template <class X, class Y>
 void map(std::initializer_list<Step> chain, const View<X>& x, const View<Y>& y,
@@ -183,7 +193,7 @@ void map(std::initializer_list<Step> chain, const View<X>& x, const View<Y>& y,
   template <class X, class Y>                                                                   \
   void name(const View<X>& x, const View<Y>& y, const ElementwiseOptions& options = {}) {       \
     const Step step{Unary::op, 0.0f};                                                           \
-    detail::map_unary(std::span<const Step>(&step, 1), detail::operand(x), detail::output(y), \
+    map_unary(std::span<const Step>(&step, 1), operand(x), output(y), \
                       options);                                                                 \
   }
 LPLAB_KERNELS_UNARY(cast, identity)
@@ -198,12 +208,12 @@ LPLAB_KERNELS_UNARY(rsqrt, rsqrt)
 template <class X, class Y>
 void pow(const View<X>& x, float p, const View<Y>& y, const ElementwiseOptions& options = {}) {
   const Step step{Unary::pow, p};
-  detail::map_unary(std::span<const Step>(&step, 1), detail::operand(x), detail::output(y), options);
+  map_unary(std::span<const Step>(&step, 1), operand(x), output(y), options);
 }
 template <class X, class Y>
 void scale(const View<X>& x, float s, const View<Y>& y, const ElementwiseOptions& options = {}) {
   const Step step{Unary::scale, s};
-  detail::map_unary(std::span<const Step>(&step, 1), detail::operand(x), detail::output(y), options);
+  map_unary(std::span<const Step>(&step, 1), operand(x), output(y), options);
 }
 
 // The lecture's x.square().sqrt(): |x| in exact arithmetic; with
@@ -217,17 +227,17 @@ void square_sqrt(const View<X>& x, const View<Y>& y, const ElementwiseOptions& o
 // y = a op b for a, b and y of the same shape (a stride of 0 broadcasts).
 template <class A, class B, class Y>
 void add(const View<A>& a, const View<B>& b, const View<Y>& y, const ElementwiseOptions& options = {}) {
-  detail::map_binary(Binary::add, 0.0f, detail::operand(a), detail::operand(b), detail::output(y), options);
+  map_binary(Binary::add, 0.0f, operand(a), operand(b), output(y), options);
 }
 template <class A, class B, class Y>
 void mul(const View<A>& a, const View<B>& b, const View<Y>& y, const ElementwiseOptions& options = {}) {
-  detail::map_binary(Binary::mul, 0.0f, detail::operand(a), detail::operand(b), detail::output(y), options);
+  map_binary(Binary::mul, 0.0f, operand(a), operand(b), output(y), options);
 }
 // out = alpha * x + y.
 template <class A, class B, class Y>
 void axpy(float alpha, const View<A>& x, const View<B>& y, const View<Y>& out,
           const ElementwiseOptions& options = {}) {
-  detail::map_binary(Binary::axpy, alpha, detail::operand(x), detail::operand(y), detail::output(out),
+  map_binary(Binary::axpy, alpha, operand(x), operand(y), output(out),
                      options);
 }
 
@@ -237,14 +247,14 @@ void axpy(float alpha, const View<A>& x, const View<B>& y, const View<Y>& out,
 template <class X, class Y>
 void triu(const View<X>& x, const View<Y>& y, std::ptrdiff_t diagonal = 0) {
   static_assert(std::is_same_v<std::remove_const_t<X>, Y>, "triu copies: x and y have one format");
-  detail::triu(detail::operand(x), detail::output(y), diagonal);
+  triu(operand(x), output(y), diagonal);
 }
 
 // Reductions over every element. The result is the accumulator's value
 // (exact in double): for Accumulate::storage a value of T, for fp32 a float.
 template <class X>
 double sum(const View<X>& x, Accumulate acc = Accumulate::fp32) {
-  return detail::reduce_sum(detail::operand(x), acc);
+  return reduce_sum(operand(x), acc);
 }
 // sum / numel, the division in the accumulator's arithmetic (for
 // Accumulate::storage: in double, then rounded into T); for an empty view 0/0
@@ -253,18 +263,18 @@ double sum(const View<X>& x, Accumulate acc = Accumulate::fp32) {
 template <class X>
 double mean(const View<X>& x, Accumulate acc = Accumulate::fp32) {
   const double n = static_cast<double>(x.numel());
-  const double s = detail::reduce_sum(detail::operand(x), acc);
+  const double s = reduce_sum(operand(x), acc);
   switch (acc) {
     case Accumulate::fp64: return s / n;
     case Accumulate::fp32: return static_cast<float>(s) / static_cast<float>(n);
-    case Accumulate::storage: return detail::round_to(detail::checked_format_id<X>(), s / n);
+    case Accumulate::storage: return round_to(detail::checked_format_id<X>(), s / n);
   }
   return s / n;
 }
 // max |x| (exact: no rounding); NaN if any element is NaN; 0 for an empty view.
 template <class X>
 double amax(const View<X>& x) {
-  return detail::reduce_amax(detail::operand(x));
+  return reduce_amax(operand(x));
 }
 
 }  // namespace lplab::kernels

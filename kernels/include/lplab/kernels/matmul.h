@@ -20,6 +20,7 @@
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/random.h"
 #include "lplab/kernels/scaling.h"
+#include "lplab/kernels/tensor_core_step.h"
 
 namespace lplab::kernels {
 
@@ -75,7 +76,8 @@ std::vector<float> decode_operand(const T* x, std::size_t n) {
   return out;
 }
 
-namespace detail {
+// The type-erased matmul: the checks and steps every backend shares (the
+// typed matmul below, the Python bindings and lplab/cuda.h call them).
 
 // Checks sizes, pointers and options; throws std::invalid_argument.
 void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, const void* b,
@@ -86,6 +88,11 @@ void check_matmul(std::size_t m, std::size_t n, std::size_t k, const void* a, co
 // the exact sum rounded to odd at 53 bits (or the double sum), otherwise the
 // accumulator's value.
 void matmul_accumulate(const MatmulProblem& p, const MatmulOptions& options, double* out);
+// The tensor-core model's parameters (tensor_core_step.h) for a problem:
+// the plan the CPU's SIMD and scalar models and the CUDA kernel all run.
+TensorCoreModel tensor_core_model(const MatmulProblem& p, const MatmulOptions& o);
+
+namespace detail {
 // The scalar reference of the fp16/bf16 accumulators' SIMD kernel (tests).
 void matmul_narrow_reference(const MatmulProblem& p, Accumulator acc, double* out);
 // Accumulator::bf16_dot2 by the emulation (hardware = false) or by the
@@ -95,7 +102,7 @@ void matmul_bf16_dot2(const MatmulProblem& p, bool hardware, double* out);
 void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& options, double* out);
 // Accumulator::fp32: the float sums.
 void matmul_fp32(const MatmulProblem& p, const MatmulOptions& options, float* out);
-
+}  // namespace detail
 
 
 template <class TC>
@@ -125,10 +132,10 @@ void matmul_decoded(const MatmulProblem& p, TC* c, const MatmulOptions& options)
     if constexpr (std::is_same_v<TC, float>) {
       // (Under Overflow::saturate the conversion float -> float still maps
       // an infinity to the largest float.)
-      if (scale == 1.0 && options.overflow == Overflow::ieee) return matmul_fp32(p, options, c);
+      if (scale == 1.0 && options.overflow == Overflow::ieee) return detail::matmul_fp32(p, options, c);
     }
     std::vector<float> fsum(m * n);
-    matmul_fp32(p, options, fsum.data());
+    detail::matmul_fp32(p, options, fsum.data());
     if (scale == 1.0) {
       convert(std::span<const float>(fsum), std::span<TC>(c, m * n),
               ConvertOptions{.round = options.round, .overflow = options.overflow, .seed = options.seed,
@@ -155,7 +162,7 @@ void round_sums(const double* sum, TC* c, std::size_t count, double scale, const
   }
 }
 
-}  // namespace detail
+
 
 // Row-major C[m x n] = scale_a * scale_b * A[m x k] * B[k x n]. Throws
 // std::invalid_argument for a null pointer with a nonzero size, a size whose
@@ -165,12 +172,12 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const TA* a, const TB* 
             const MatmulOptions& options = {}) {
   static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
                 "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
-  detail::check_matmul(m, n, k, a, b, c, options, operand_range<TA>(),
+  check_matmul(m, n, k, a, b, c, options, operand_range<TA>(),
                        operand_range<TB>(), output_precision<TC>());
   if (m == 0 || n == 0) return;
   const std::vector<float> fa = decode_operand(a, m * k);
   const std::vector<float> fb = decode_operand(b, k * n);
-  detail::matmul_decoded({m, n, k, fa.data(), fb.data(), operand_range<TA>(),
+  matmul_decoded({m, n, k, fa.data(), fb.data(), operand_range<TA>(),
                           operand_range<TB>()},
                          c, options);
 }
@@ -180,9 +187,9 @@ template <class TC>
 void matmul(const MatmulProblem& p, TC* c, const MatmulOptions& options = {}) {
   static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
                 "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
-  detail::check_matmul(p.m, p.n, p.k, p.a, p.b, c, options, p.ra, p.rb, output_precision<TC>());
+  check_matmul(p.m, p.n, p.k, p.a, p.b, c, options, p.ra, p.rb, output_precision<TC>());
   if (p.m == 0 || p.n == 0) return;
-  detail::matmul_decoded(p, c, options);
+  matmul_decoded(p, c, options);
 }
 
 // The accumulated sums of C[m x n] before the scales and the output rounding:
@@ -204,7 +211,6 @@ struct BlockScaledOperand {
   float tensor_scale = 1.0f;      // what quantize wrote: s_enc, or the amax of ScaleRule::amax_ratio_te
 };
 
-namespace detail {
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
                         const void* scales, float tensor_scale, const char* name, bool tensor_amax);
 
@@ -246,7 +252,6 @@ constexpr OperandRange scaled_range() {
   // follows the element format's width.
   return {false, 0, 0, finfo<Elem>::bits, -126};
 }
-}  // namespace detail
 
 // C[m x n] = A * B with A and B^T block-scaled. Each operand's values are
 // dequantize()'s, element x block scale (/ tensor scale): with E8M0 scales
@@ -260,13 +265,13 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
             const BlockScaledOperand<EB, SB>& b_transposed, TC* c, const MatmulOptions& options = {}) {
   static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
                 "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
-  detail::check_block_scaled(m, k, a.scheme.block_size, a.elems, a.scales, a.tensor_scale, "A",
+  check_block_scaled(m, k, a.scheme.block_size, a.elems, a.scales, a.tensor_scale, "A",
                              a.scheme.rule == ScaleRule::amax_ratio_te);
-  detail::check_block_scaled(n, k, b_transposed.scheme.block_size, b_transposed.elems, b_transposed.scales,
+  check_block_scaled(n, k, b_transposed.scheme.block_size, b_transposed.elems, b_transposed.scales,
                              b_transposed.tensor_scale, "B", b_transposed.scheme.rule == ScaleRule::amax_ratio_te);
   const float dummy = 0;
-  detail::check_matmul(m, n, k, &dummy, &dummy, c, options, detail::scaled_range<EA>(),
-                       detail::scaled_range<EB>(), output_precision<TC>());
+  check_matmul(m, n, k, &dummy, &dummy, c, options, scaled_range<EA>(),
+                       scaled_range<EB>(), output_precision<TC>());
   if (m == 0 || n == 0) return;
   if (options.accumulator.kind == Accumulator::instruction) {
     // The instruction applies the block scales itself: elements and scales
@@ -281,21 +286,21 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
     for (std::size_t j = 0; j < n; ++j)
       for (std::size_t t = 0; t < k; ++t) eb[t * n + j] = ebt[j * k + t];
     std::vector<double> sum(m * n);
-    detail::matmul_block_scaled_instruction(
+    matmul_block_scaled_instruction(
         {m, n, k, ea.data(), eb.data(), operand_range<EA>(), operand_range<EB>()}, sa.data(), sbt.data(),
         a.scheme.block_size, b_transposed.scheme.block_size, std::is_same_v<SA, float8_e8m0fnu>,
         std::is_same_v<SB, float8_e8m0fnu>, options, sum.data());
     const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b) *
-                         detail::tensor_scale_factor(a, b_transposed);
-    detail::round_sums(sum.data(), c, m * n, scale, options);
+                         tensor_scale_factor(a, b_transposed);
+    round_sums(sum.data(), c, m * n, scale, options);
     return;
   }
-  const std::vector<float> fa = detail::dequantize_operand(a, m, k);
-  const std::vector<float> fbt = detail::dequantize_operand(b_transposed, n, k);
+  const std::vector<float> fa = dequantize_operand(a, m, k);
+  const std::vector<float> fbt = dequantize_operand(b_transposed, n, k);
   std::vector<float> fb(k * n);
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t t = 0; t < k; ++t) fb[t * n + j] = fbt[j * k + t];
-  detail::matmul_decoded({m, n, k, fa.data(), fb.data(), detail::scaled_range<EA>(), detail::scaled_range<EB>()},
+  matmul_decoded({m, n, k, fa.data(), fb.data(), scaled_range<EA>(), scaled_range<EB>()},
                          c, options);
 }
 

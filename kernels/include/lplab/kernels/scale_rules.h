@@ -9,19 +9,22 @@
 #include <cstdint>
 
 #include "lplab/formats.h"
+#include "lplab/formats/enum_table.h"
 #include "lplab/kernels/double_bits.h"
 
 namespace lplab::kernels {
 
-enum class ScaleRule : std::uint8_t {
-  floor,       // 2^(floor(log2 amax) - emax_elem), OCP MX v1.0 section 6.3
-  ceil,        // 2^ceil(log2(amax / max_elem)): the block maximum never saturates
-  amax_ratio,  // amax / max_elem rounded into the scale format (NVFP4)
-  // NVFP4 in Transformer Engine's reference order (its NVFP4QuantizerRef):
-  // the same quantities evaluated as TE does, TE's non-finite handling, and
-  // the tensor's amax kept in place of s_enc (scaling.h states it in full).
-  amax_ratio_te,
-};
+// The rules, X(name, the scale it gives); scaling.h states each in full.
+// amax_ratio_te is NVFP4 in Transformer Engine's reference order (its
+// NVFP4QuantizerRef): amax_ratio's quantities evaluated as TE does, TE's
+// non-finite handling, and the tensor's amax kept in place of s_enc.
+#define LPLAB_SCALE_RULES(X)                                                                   \
+  X(floor, "2^(floor(log2 amax) - emax_elem), OCP MX v1.0 section 6.3")                        \
+  X(ceil, "2^ceil(log2(amax / max_elem)): the block maximum never saturates")                  \
+  X(amax_ratio, "amax / max_elem rounded into the scale format (NVFP4)")                       \
+  X(amax_ratio_te, "NVFP4 in Transformer Engine's reference order, keeping the tensor's amax")
+enum class ScaleRule : std::uint8_t { LPLAB_SCALE_RULES(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(ScaleRule, "scale rule", LPLAB_SCALE_RULES)
 
 namespace scale_rules {
 

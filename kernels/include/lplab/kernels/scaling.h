@@ -125,7 +125,8 @@
 //
 // The element formats are the OCP FP8/FP6/FP4 types and the fnuz FP8 types
 // (BlockElement), the scales E8M0 and E4M3 (BlockScale); the library is
-// compiled for every combination. The formats are deduced from the scheme
+// compiled for every pair of LPLAB_BLOCK_PAIRS (scaling_formats.h: today
+// every combination). The formats are deduced from the scheme
 // alone, so vectors and arrays convert to the span parameters:
 //   std::vector<lplab::float4_e2m1fn> q(n);
 //   std::vector<lplab::float8_e4m3fn> sc(scales_needed(nvfp4, n));
@@ -142,25 +143,14 @@
 
 #include "lplab/formats.h"
 #include "lplab/kernels/packed.h"
-#include "lplab/kernels/scale_rules.h"  // ScaleRule, and the rules below as portable code
+#include "lplab/kernels/scale_rules.h"      // ScaleRule, and the rules below as portable code
+#include "lplab/kernels/scaling_formats.h"  // BlockElement, BlockScale, BlockPair: the formats' lists
 
 namespace lplab::kernels {
 
-namespace detail {
-template <class T, class... List>
-inline constexpr bool one_of = (std::same_as<T, List> || ...);
-}  // namespace detail
-
-// Element formats of block and tensor scaling. Each has a smallest subnormal
-// of at least 2^-16, which the multiply-then-round argument above relies on.
-template <class T>
-concept BlockElement = detail::one_of<T, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
-                                      float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn>;
-template <class T>
-concept BlockScale = detail::one_of<T, float8_e8m0fnu, float8_e4m3fn>;
-
-// A block-scaling scheme.
+// A block-scaling scheme, for a pair of LPLAB_BLOCK_PAIRS (scaling_formats.h).
 template <BlockElement Elem, BlockScale Scale>
+  requires BlockPair<Elem, Scale>
 struct BlockScaling {
   using element_type = Elem;
   using scale_type = Scale;
@@ -252,11 +242,13 @@ void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::
 // ---------------------------------------------------------------------------
 // Per-tensor scaling.
 
-enum class AmaxSource : std::uint8_t {
-  current,              // the amax of the tensor being quantized
-  history_max,          // the largest entry of the given amax history
-  history_most_recent,  // its most recent entry, history[0]
-};
+// Where the amax of a tensor's scale comes from, X(name, meaning).
+#define LPLAB_AMAX_SOURCES(X)                                         \
+  X(current, "the amax of the tensor being quantized")                \
+  X(history_max, "the largest entry of the given amax history")       \
+  X(history_most_recent, "its most recent entry, history[0]")
+enum class AmaxSource : std::uint8_t { LPLAB_AMAX_SOURCES(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(AmaxSource, "amax source", LPLAB_AMAX_SOURCES)
 
 template <BlockElement Elem>
 struct TensorScaling {

@@ -29,8 +29,9 @@ inline constexpr std::size_t kMaxRank = 8;
 
 namespace detail {
 [[noreturn]] void throw_view_error(const std::string& what);  // std::invalid_argument
-std::string shape_text(std::span<const std::size_t> shape);
 }  // namespace detail
+// A shape as the messages show it: "[2, 3]", "[]" for a scalar.
+std::string shape_text(std::span<const std::size_t> shape);
 
 // A shape and its strides; the part of a view that does not depend on T.
 class Layout {
@@ -132,7 +133,7 @@ class View {
  private:
   void check_data() const {
     if (data_ == nullptr && layout_.numel() != 0)
-      detail::throw_view_error("view of " + detail::shape_text(layout_.shape()) + " over a null pointer");
+      detail::throw_view_error("view of " + shape_text(layout_.shape()) + " over a null pointer");
   }
   T* data_ = nullptr;
   Layout layout_;

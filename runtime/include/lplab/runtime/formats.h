@@ -14,35 +14,64 @@
 
 #include "lplab/formats.h"
 #include "lplab/formats/declared.h"
+#include "lplab/formats/finfo_values.h"
 #include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/convert.h"
+#include "lplab/kernels/format_id.h"
 
-namespace lplab::experiments {
+namespace lplab::runtime {
 
-// finfo<T>'s fields, as run-time values.
-struct FinfoRecord {
-  int bits, exponent_bits, mantissa_bits, bias;
-  bool is_signed, has_infinity, has_nan, has_negative_zero, has_subnormals;
-  std::string encoding;  // ieee, fn, fnuz, none
-  double eps, epsneg, max, min, tiny, smallest_normal, smallest_subnormal;
-  double resolution_torch, resolution_numpy;
-  int machep, negep, nmant, nexp, iexp, maxexp, minexp, precision, digits10;
-  double overflow_threshold;
-  bool threshold_tie_overflows;
-  std::uint64_t nan_code, inf_code, nan_codes, finite_codes, finite_values;
-  int normal_binades, binades;
-  friend bool operator==(const FinfoRecord&, const FinfoRecord&) = default;
-};
+// A format's finfo fields are FinfoValues (formats/finfo_values.h): one
+// struct, generated from the one list LPLAB_FINFO_FIELDS, and derived by one
+// function for compiled (finfo<T>::values) and declared (DeclaredFormat::
+// finfo()) formats alike.
+
+// Fields by name, for a presentation that lists them in an order of its own
+// (`lplab finfo`, the finfo baselines): f(value) for the field called `name`,
+// value typed as for_each_finfo_field passes it; false where no field is
+// called so.
+template <class F>
+constexpr bool visit_finfo_field(const FinfoValues& v, std::string_view name, F&& f) {
+  bool found = false;
+  for_each_finfo_field(v, [&](const char* n, const auto& value) {
+    if (!found && name == n) {
+      found = true;
+      f(value);
+    }
+  });
+  return found;
+}
+
+// Whether `shown` (a presentation's fields, in its order) and `omitted` (the
+// fields it leaves out) name every field of LPLAB_FINFO_FIELDS exactly once
+// between them, and nothing else. A presentation checks its lists with it in
+// a static_assert, so that a field added to the list is placed (or left out)
+// on purpose rather than missed.
+constexpr bool finfo_fields_placed(std::span<const std::string_view> shown,
+                                   std::span<const std::string_view> omitted) {
+  const auto count = [&](std::string_view name) {
+    std::size_t n = 0;
+    for (std::string_view s : shown) n += s == name;
+    for (std::string_view s : omitted) n += s == name;
+    return n;
+  };
+  for (const FinfoField& f : kFinfoFields)
+    if (count(f.name) != 1) return false;
+  return shown.size() + omitted.size() == kFinfoFieldCount;
+}
 
 struct FormatEntry {
   std::string_view name;
   std::string_view description;
-  FinfoRecord info;
+  FinfoValues info;
   // Set for a format declared by its layout ("e3m4:bias=3:ieee",
   // formats/declared.h) rather than compiled: it converts and decodes like
   // the others, but the experiments and kernels, which are compiled per
   // format, do not take it.
   const DeclaredFormat* declared = nullptr;
+  // The kernels' id of a compiled format (kernels/format_id.h);
+  // FormatId::none for a declared one.
+  kernels::FormatId id = kernels::FormatId::none;
 
   // Round x into the format; returns the code. `random` is the 32 random bits
   // of Round::stochastic (ignored by the other roundings).
@@ -68,10 +97,6 @@ struct FormatEntry {
     std::string (*to_text)(std::uint64_t code);
   } compiled{};
 };
-
-// finfo's fields for a declared format, from its codes: what finfo<T> gives
-// for the compiled twin (tests/formats check every compiled format).
-FinfoRecord finfo_record(const DeclaredFormat& f);
 
 // The catalog's formats (lplab/formats/catalog.h), in its order.
 std::span<const FormatEntry> formats();
@@ -126,24 +151,24 @@ std::string matmul_operand_problem(const FormatEntry& e);
 // `changed` how many differ from x (NaN equals NaN).
 std::vector<float> matmul_operand_values(const FormatEntry& e, std::span<const double> x, std::size_t& changed);
 
-}  // namespace lplab::experiments
+}  // namespace lplab::runtime
 
-namespace lplab::experiments {
+namespace lplab::runtime {
 
 // Calls f(std::type_identity<T>{}) with T the lplab type of a registry entry
 // (lplab::float32 for float32): experiments written as templates over the
-// format run on the formats a user names at run time.
+// format run on the formats a user names at run time. The kernels' visitor
+// (kernels::visit_format) is the one map from ids to types.
 // A declared format has no type: callers refuse it first (require_compiled).
 template <class F>
 decltype(auto) visit_format(const FormatEntry& e, F&& f) {
   if (e.declared != nullptr) throw std::logic_error("visit_format: " + std::string(e.name) + " is not compiled");
-  // formats() lists the catalog in its order (format_registry.cpp).
-  std::size_t i = static_cast<std::size_t>(&e - formats().data());
-#define LPLAB_VISIT(type, names, description) \
-  if (i-- == 0) return f(std::type_identity<type>{});
-  LPLAB_FORMAT_CATALOG(LPLAB_VISIT)
-#undef LPLAB_VISIT
-  throw std::logic_error("visit_format: " + std::string(e.name) + " is not in formats()");
+  return kernels::visit_format(e.id, [&]<class T>(std::type_identity<T>) -> decltype(auto) {
+    if constexpr (std::is_same_v<T, float>)
+      return f(std::type_identity<lplab::float32>{});
+    else
+      return f(std::type_identity<T>{});
+  });
 }
 
-}  // namespace lplab::experiments
+}  // namespace lplab::runtime

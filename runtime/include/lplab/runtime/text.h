@@ -1,4 +1,6 @@
-// Text helpers of the tool: number parsing and Python-style number output.
+// The run-time layer's text: UsageError, numbers read from users and shown
+// back (Python-style), names parsed with their "known" lists and
+// did-you-mean, and the small helpers every message uses.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +11,10 @@
 #include <vector>
 
 #include "lplab/formats/decimal.h"
+#include "lplab/formats/enum_table.h"
 #include "lplab/formats/policy.h"
 
-namespace lplab::experiments {
+namespace lplab::runtime {
 
 // A user error: reported as one line on stderr, exit status 2.
 struct UsageError : std::runtime_error {
@@ -54,13 +57,25 @@ std::size_t first_non_utf8(std::string_view s);
 // A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110".
 std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, int mantissa_bits);
 
-// A policy by its name or one of its aliases (formats/policy.h: round_name,
-// round_aliases, overflow_name, overflow_aliases); UsageError naming every
-// policy otherwise.
-Round parse_round(std::string_view s);
-Overflow parse_overflow(std::string_view s);
+// "unknown <noun> '<s>' (<known>)", `s` cut by shown(): the one wording of
+// a name that is not in its list.
+std::string unknown_name(std::string_view noun, std::string_view s, std::string_view known);
+
+// The value of an enumeration declared with its names (formats/enum_table.h:
+// policies, ops, scale rules, metric kinds, ...) by its name or an alias;
+// UsageError naming every value otherwise. The parser of every binding, spec
+// key and command.
+template <class E>
+E parse(std::string_view s) {
+  if (const std::optional<E> v = enum_parse<E>(s)) return *v;
+  throw UsageError(unknown_name(enum_noun<E>(), s, enum_names_text<E>()));
+}
+
+// A policy by its name or one of its aliases (formats/policy.h).
+inline Round parse_round(std::string_view s) { return parse<Round>(s); }
+inline Overflow parse_overflow(std::string_view s) { return parse<Overflow>(s); }
 using lplab::overflow_name;
 using lplab::round_name;
 std::string flags_text(Flags f);
 
-}  // namespace lplab::experiments
+}  // namespace lplab::runtime

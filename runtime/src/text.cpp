@@ -1,4 +1,4 @@
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 
 #include "lplab/kernels/nearest_names.h"
 
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace lplab::experiments {
+namespace lplab::runtime {
 
 Decimal parse_value(std::string_view text) {
   if (text.empty()) throw UsageError("empty number");
@@ -98,30 +98,8 @@ std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, in
   return out;
 }
 
-namespace {
-
-// The policy whose name or alias is s, among all of them (policy.h); or, in
-// one line, every name that would have been accepted.
-template <class Policy, std::size_t N, class Name, class Aliases>
-Policy parse_policy(std::string_view s, const Policy (&all)[N], Name name, Aliases aliases, const char* what) {
-  std::string accepted;
-  for (Policy p : all) {
-    if (s == name(p)) return p;
-    for (const char* alias : aliases(p).names)
-      if (alias != nullptr && s == alias) return p;
-    accepted += fmt::format("{}{}", accepted.empty() ? "" : ", ", name(p));
-  }
-  throw UsageError(fmt::format("unknown {} '{}' ({})", what, s, accepted));
-}
-
-}  // namespace
-
-Round parse_round(std::string_view s) {
-  return parse_policy(s, kRounds, round_name, round_aliases, "rounding");
-}
-
-Overflow parse_overflow(std::string_view s) {
-  return parse_policy(s, kOverflows, overflow_name, overflow_aliases, "overflow policy");
+std::string unknown_name(std::string_view noun, std::string_view s, std::string_view known) {
+  return fmt::format("unknown {} '{}' ({})", noun, shown(s), known);
 }
 
 std::string flags_text(Flags f) {
@@ -138,4 +116,4 @@ std::string flags_text(Flags f) {
   return s.empty() ? "-" : s;
 }
 
-}  // namespace lplab::experiments
+}  // namespace lplab::runtime

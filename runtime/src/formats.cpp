@@ -1,4 +1,4 @@
-#include "lplab/experiments/format_registry.h"
+#include "lplab/runtime/formats.h"
 
 #include <fmt/format.h>
 
@@ -9,24 +9,16 @@
 #include <mutex>
 #include <utility>
 
-#include "lplab/experiments/text.h"
+#include "lplab/runtime/text.h"
 #include "lplab/kernels/random.h"
 
-namespace lplab::experiments {
+namespace lplab::runtime {
 namespace {
 
 template <class T>
 FormatEntry entry(std::string_view description) {
-  using F = finfo<T>;
-  FinfoRecord r{F::bits, F::exponent_bits, F::mantissa_bits, F::bias, F::is_signed,
-                F::has_infinity, F::has_nan, F::has_negative_zero, F::has_subnormals,
-                lplab::detail::encoding_text(F::encoding), F::eps, F::epsneg, F::max, F::min, F::tiny,
-                F::smallest_normal, F::smallest_subnormal, F::resolution_torch,
-                F::resolution_numpy, F::machep, F::negep, F::nmant, F::nexp, F::iexp, F::maxexp,
-                F::minexp, F::precision, F::digits10, F::overflow_threshold,
-                F::threshold_tie_overflows, F::nan_code, F::inf_code, F::nan_codes,
-                F::finite_codes, F::finite_values, F::normal_binades, F::binades};
-  FormatEntry e{T::descriptor.name.c_str(), description, r};
+  FormatEntry e{T::descriptor.name.c_str(), description, finfo<T>::values};
+  e.id = kernels::format_id<T>;
   e.compiled = {[](double x, Round rd, Overflow o, std::uint32_t random, Flags* f) -> std::uint64_t {
                   return convert<T>(x, rd, o, f, random).bits();
                 },
@@ -190,54 +182,12 @@ const FormatEntry& declared_entry(std::string_view name) {
   Declared& d = made.emplace_back(Declared{*f, {}});
   d.entry.name = d.format.name();
   d.entry.description = "declared by its layout";
-  d.entry.info = finfo_record(d.format);
+  d.entry.info = d.format.finfo();
   d.entry.declared = &d.format;
   return d.entry;
 }
 
 }  // namespace
-
-FinfoRecord finfo_record(const DeclaredFormat& f) {
-  const Descriptor& d = f.descriptor();
-  const lplab::detail::LayoutValues& l = f.layout();
-  const auto value = [&](std::uint64_t c) { return f.to_double(c); };
-  const std::uint64_t one = static_cast<std::uint64_t>(d.bias) << l.M;
-  FinfoRecord r{};
-  r.bits = l.bits, r.exponent_bits = l.E, r.mantissa_bits = l.M, r.bias = d.bias;
-  r.is_signed = d.is_signed, r.has_infinity = l.has_inf, r.has_nan = l.has_nan;
-  r.has_negative_zero = l.has_negative_zero, r.has_subnormals = d.has_subnormals;
-  r.encoding = lplab::detail::encoding_text(d.encoding);
-  // eps and epsneg are spacings at 1.0: NaN for a layout whose values miss it
-  // (finfo<T> requires it of a compiled format).
-  const bool has_one = d.bias >= 1 && one < l.max_code;
-  r.eps = has_one ? value(one + 1) - 1.0 : NAN;
-  r.epsneg = has_one ? 1.0 - value(one - 1) : NAN;
-  r.max = value(l.max_code);
-  r.min = d.is_signed ? -r.max : value(0);
-  r.tiny = r.smallest_normal = std::ldexp(1.0, l.emin);
-  r.smallest_subnormal = std::ldexp(1.0, l.emin - (d.has_subnormals ? l.M : 0));
-  r.digits10 = lplab::detail::decimal_digits_of_bits(l.M);
-  r.resolution_torch = lplab::detail::kNegativePowersOfTen[r.digits10];
-  r.machep = -l.M;
-  r.negep = 0;
-  for (double v = 1.0; has_one && v > r.epsneg; v /= 2) --r.negep;
-  r.nmant = l.M, r.nexp = r.iexp = l.E;
-  r.minexp = l.emin, r.maxexp = l.emax + 1;
-  r.precision = l.bits == 8 ? 1 : lplab::detail::decimal_digits_of_bits(l.M);
-  r.resolution_numpy = value(f.from_double(lplab::detail::kNegativePowersOfTen[r.precision]));
-  r.overflow_threshold = r.max + std::ldexp(1.0, l.emax - l.M - 1);
-  r.threshold_tie_overflows = l.M == 0 || (l.max_code & 1) != 0;
-  r.nan_code = l.nan_code, r.inf_code = l.inf_code;
-  const std::uint64_t per_sign = d.encoding == Encoding::ieee ? (std::uint64_t{1} << l.M) - 1
-                                 : d.encoding == Encoding::fn ? 1
-                                                              : 0;
-  r.nan_codes = d.encoding == Encoding::fnuz ? 1 : per_sign * (d.is_signed ? 2 : 1);
-  r.finite_codes = (std::uint64_t{1} << l.bits) - r.nan_codes - (l.has_inf ? (d.is_signed ? 2 : 1) : 0);
-  r.finite_values = r.finite_codes - (l.has_negative_zero ? 1 : 0);
-  r.normal_binades = l.emax - l.emin + 1;
-  r.binades = l.emax - (l.emin - (d.has_subnormals ? l.M : 0)) + 1;
-  return r;
-}
 
 void require_compiled(const FormatEntry& e, std::string_view where, std::string_view who, std::string_view also) {
   if (e.declared != nullptr)
@@ -340,4 +290,4 @@ std::vector<float> matmul_operand_values(const FormatEntry& e, std::span<const d
   return out;
 }
 
-}  // namespace lplab::experiments
+}  // namespace lplab::runtime

@@ -1,0 +1,118 @@
+// The plans every backend runs before its loops (lplab/kernels/plans.h):
+// the one place these checks and their messages are written.
+#include "lplab/kernels/plans.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace lplab::kernels {
+namespace detail {
+namespace {
+
+[[noreturn]] void fail(const char* fn, const std::string& what) {
+  throw std::invalid_argument("lplab::kernels::" + std::string(fn) + ": " + what);
+}
+
+}  // namespace
+
+void check_extent(const char* fn, const Extent& e) {
+  if (e.expected != e.given)
+    fail(fn, std::string(e.what) + " has " + std::to_string(e.given) + " elements, expected " +
+                 std::to_string(e.expected));
+}
+
+BlockPlan make_block_plan(const char* fn, int block_size, ScaleRule rule, bool tensor_scale, std::size_t n,
+                          Extent data, std::size_t scales, bool quantizing, bool tensor_scale_output) {
+  if (block_size < 1) fail(fn, "block_size must be at least 1");
+  const bool ratio = rule == ScaleRule::amax_ratio || rule == ScaleRule::amax_ratio_te;
+  if (tensor_scale && !ratio) fail(fn, "a tensor scale needs ScaleRule::amax_ratio or amax_ratio_te");
+  if (rule == ScaleRule::amax_ratio_te && !tensor_scale)
+    fail(fn, "ScaleRule::amax_ratio_te (Transformer Engine's NVFP4) needs the tensor scale");
+  if (data.what != nullptr) check_extent(fn, data);
+  const auto bs = static_cast<std::size_t>(block_size);
+  const BlockPlan p{.n = n, .block_size = bs, .blocks = n / bs + (n % bs != 0 ? 1 : 0), .rule = rule,
+                    .tensor_scale = tensor_scale};
+  check_extent(fn, {"scales", p.blocks, scales});
+  if (quantizing && tensor_scale && !tensor_scale_output) fail(fn, "this scheme needs a tensor_scale output");
+  return p;
+}
+
+TensorPlan make_tensor_plan(AmaxSource source, std::size_t n, std::size_t out, std::span<const float> history) {
+  check_extent("quantize", {"out", n, out});
+  if (source != AmaxSource::current && history.empty())
+    fail("quantize", "this TensorScaling reads an amax history, and none was given");
+  const float from_history = source == AmaxSource::history_max           ? kernels::amax(history)
+                             : source == AmaxSource::history_most_recent ? history[0]
+                                                                         : 0.0f;
+  return {n, source, from_history};
+}
+
+}  // namespace detail
+
+namespace {
+
+// Every value of an operand must be one of the instruction's type: the unit
+// reads nothing else. Operands repeat few distinct values (at most 2^16 for a
+// 16-bit type), so the values found held are remembered by their bits in a
+// direct-mapped table: a hit is a value mma_holds has accepted.
+void check_operand(const MmaInstruction& i, const float* x, std::size_t rows, std::size_t cols, MmaType t,
+                   const char* name) {
+  constexpr int kSlotBits = 12;
+  constexpr std::uint64_t kEmpty = ~std::uint64_t{0};  // no float's bits
+  std::vector<std::uint64_t> held(std::size_t{1} << kSlotBits, kEmpty);
+  auto holds = [&](float v) {
+    const std::uint32_t bits = lplab::detail::bit_cast<std::uint32_t>(v);
+    std::uint64_t& slot = held[(bits * 0x9E3779B1u) >> (32 - kSlotBits)];  // Fibonacci hashing
+    if (slot == bits) return true;
+    if (!mma_holds(t, static_cast<double>(v))) return false;
+    slot = bits;
+    return true;
+  };
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c)
+      if (!holds(x[r * cols + c]))
+        throw std::invalid_argument("matmul: " + std::string(name) + "[" + std::to_string(r) + "][" +
+                                    std::to_string(c) + "] = " + std::to_string(x[r * cols + c]) +
+                                    " is not a value of " + std::string(mma_type_info(t).name) + ", which " + i.name +
+                                    " takes");
+}
+
+}  // namespace
+
+InstructionPlan plan_instruction_matmul(const MatmulProblem& p, const MatmulOptions& o, bool block_scales) {
+  const MmaInstruction& i = mma_instructions()[static_cast<std::size_t>(o.accumulator.instruction)];
+  const bool scaled = i.scale != MmaType::none;
+  if (scaled && !block_scales)
+    throw std::invalid_argument("matmul: " + i.name + " is block-scaled: it takes block-scaled operands "
+                                "(BlockScaledOperand) whose scales it applies inside the dot product");
+  if (!scaled && block_scales)
+    throw std::invalid_argument("matmul: " + i.name + " takes no block scales; name a block-scaled instruction");
+  check_operand(i, p.a, p.m, p.k, i.a, "A");
+  check_operand(i, p.b, p.k, p.n, i.b, "B");
+  if (o.c_input != nullptr)
+    for (std::size_t q = 0; q < p.m * p.n; ++q)
+      if (!mma_holds(i.c, o.c_input[q]))
+        throw std::invalid_argument("matmul: C[" + std::to_string(q / p.n) + "][" + std::to_string(q % p.n) +
+                                    "] = " + std::to_string(o.c_input[q]) + " is not a value of " +
+                                    std::string(mma_type_info(i.c).name) + ", " + i.name + "'s C type");
+  const auto K = static_cast<std::size_t>(i.k);
+  return {&i, (p.k + K - 1) / K * K, scaled};
+}
+
+std::vector<double> InstructionPlan::padded_rows_of_a(const MatmulProblem& p) const {
+  std::vector<double> a(p.m * k_padded, 0.0);
+  for (std::size_t r = 0; r < p.m; ++r)
+    for (std::size_t t = 0; t < p.k; ++t) a[r * k_padded + t] = p.a[r * p.k + t];
+  return a;
+}
+
+// (A column walk of row-major B per output would read rows n floats apart:
+// the columns are laid out once.)
+std::vector<double> InstructionPlan::padded_columns_of_b(const MatmulProblem& p) const {
+  std::vector<double> bt(p.n * k_padded, 0.0);
+  for (std::size_t t = 0; t < p.k; ++t)
+    for (std::size_t j = 0; j < p.n; ++j) bt[j * k_padded + t] = p.b[t * p.n + j];
+  return bt;
+}
+
+}  // namespace lplab::kernels
