@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lplab/experiments/npy.h"
+#include "lplab/lab/npy.h"
 #include "lplab/runtime/text.h"
 
 namespace lx = lplab::experiments;

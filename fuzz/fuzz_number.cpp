@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/runtime/text.h"
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <variant>
 
-#include "lplab/experiments/spec.h"
+#include "lplab/regress/spec.h"
 #include "lplab/runtime/text.h"
 
 namespace lx = lplab::experiments;

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "device_peaks.h"
+#include "lplab/lab/device_peaks.h"
 #include <fmt/format.h>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/report_parts.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/report_parts.h"
 
 namespace lplab::experiments {
 namespace {

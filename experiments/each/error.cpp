@@ -14,15 +14,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/report_parts.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/report_parts.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/ops.h"
 #include "lplab/kernels/random.h"
-#include "sampling.h"
-#include "scaled.h"
+#include "lplab/experiments/sampling.h"
+#include "lplab/experiments/scaled.h"
 
 namespace lplab::experiments {
 namespace {
@@ -583,8 +583,9 @@ Experiment error_experiment() {
   for (std::string_view s : scaled::scheme_names()) scheme_choices.emplace_back(s);
   std::string scheme_default;
   for (std::size_t i = 1; i < scheme_choices.size(); ++i) scheme_default += (i > 1 ? "," : "") + scheme_choices[i];
-  const std::vector<std::string> round_choices{"nearest_even", "nearest_away", "toward_zero",
-                                               "upward", "downward", "stochastic"};
+  std::vector<std::string> round_choices, overflow_choices;
+  for (const EnumEntry<Round>& r : enum_entries<Round>()) round_choices.emplace_back(r.name);
+  for (const EnumEntry<Overflow>& o : enum_entries<Overflow>()) overflow_choices.emplace_back(o.name);
   return Experiment{
       .name = "error",
       .summary = "conversion error (relative, ULP, SQNR), stochastic rounding's bias, stagnation, op error",
@@ -593,9 +594,9 @@ Experiment error_experiment() {
           {"seed", ParamType::integer, "0", 0, 1e15, "seed of the sample and of stochastic rounding", {}},
           {"sigma", ParamType::real, "1", 1e-30, 1e30, "standard deviation of the normal sample", {}},
           {"overflow", ParamType::text, "saturate", 0, 0, "overflow policy of the plain conversions",
-           {"ieee", "saturate"}},
-          {"rounds", ParamType::list, "nearest_even,nearest_away,toward_zero,upward,downward,stochastic", 0, 0,
-           "rounding modes of error_conversion", round_choices},
+           overflow_choices},
+          {"rounds", ParamType::list, enum_names_text<Round>(","), 0, 0, "rounding modes of error_conversion",
+           round_choices},
           {"schemes", ParamType::list, scheme_default, 0, 0, "scaling schemes in error_conversion (none: no rows)",
            scheme_choices},
           {"bins", ParamType::integer, "8", 1, 1000, "histogram bins over [0, 1) ulp (plus one for >= 1)", {}},

@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/report_parts.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/report_parts.h"
 #include "lplab/kernels/packed.h"
 #include "lplab/kernels/scaling.h"
 

@@ -28,13 +28,13 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/report_parts.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/report_parts.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
 #include "matmul_errors.h"
-#include "sampling.h"
+#include "lplab/experiments/sampling.h"
 
 namespace lplab::experiments {
 namespace {

@@ -32,14 +32,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/report_parts.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/report_parts.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/mma.h"
 #include "lplab/kernels/scaling.h"
 #include "matmul_errors.h"
-#include "sampling.h"
+#include "lplab/experiments/sampling.h"
 
 namespace lplab::experiments {
 namespace {

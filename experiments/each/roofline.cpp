@@ -18,14 +18,14 @@
 #include <unistd.h>
 #include <vector>
 
-#include "device_peaks.h"
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/report_parts.h"
+#include "lplab/lab/device_peaks.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/report_parts.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/packed.h"
-#include "machine_peaks.h"
+#include "lplab/lab/machine_peaks.h"
 #include "roofline_ops.h"
 
 namespace lplab::experiments {

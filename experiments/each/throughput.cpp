@@ -10,11 +10,11 @@
 
 #include <fmt/format.h>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/kernels/convert.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/matmul.h"
-#include "machine_peaks.h"
+#include "lplab/lab/machine_peaks.h"
 #include "roofline_ops.h"
 #include "throughput_rates.h"
 

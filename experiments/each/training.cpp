@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/report_parts.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/report_parts.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/random.h"
 #include "lplab/kernels/scaling.h"
-#include "sampling.h"
+#include "lplab/experiments/sampling.h"
 
 namespace lplab::experiments {
 namespace {

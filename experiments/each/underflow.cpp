@@ -11,12 +11,12 @@
 
 #include <fmt/format.h>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/report_parts.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/report_parts.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/convert.h"
-#include "sampling.h"
-#include "scaled.h"
+#include "lplab/experiments/sampling.h"
+#include "lplab/experiments/scaled.h"
 
 namespace lplab::experiments {
 namespace {

@@ -9,9 +9,9 @@
 #include <span>
 #include <vector>
 
-#include "lplab/experiments/vocabulary.h"
+#include "lplab/lab/vocabulary.h"
 #include "lplab/kernels/matmul.h"
-#include "sampling.h"
+#include "lplab/experiments/sampling.h"
 
 namespace lplab::experiments {
 

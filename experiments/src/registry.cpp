@@ -1,4 +1,4 @@
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 
 #include <algorithm>
 #include <string>

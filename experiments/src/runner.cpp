@@ -16,7 +16,7 @@
 #include <fstream>
 #include <thread>
 
-#include "lplab/experiments/npy.h"
+#include "lplab/lab/npy.h"
 #include "lplab/kernels/targets.h"
 
 namespace lplab::experiments {

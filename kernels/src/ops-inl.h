@@ -24,7 +24,7 @@ HWY_INLINE V Quiet(V v) {
   return hn::IfThenElse(hn::IsNaN(v), hn::Add(v, v), v);
 }
 
-// The correctly rounded unary ops (not gelu, pow: elementwise.cpp's
+// The correctly rounded unary ops (not gelu, pow: elementwise-inl.h's
 // ApplyUnaryF32); `param` is scale's factor.
 template <Unary kOp, class DF, class V = hn::Vec<DF>>
 HWY_INLINE V UnaryVector(DF df, V v, V param) {

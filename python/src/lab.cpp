@@ -17,10 +17,10 @@
 #include <fmt/format.h>
 
 #include "arrays.h"
-#include "lplab/experiments/golden.h"
-#include "lplab/experiments/report.h"
+#include "lplab/regress/golden.h"
+#include "lplab/report/report.h"
 #include "lplab/experiments/runner.h"
-#include "lplab/experiments/spec.h"
+#include "lplab/regress/spec.h"
 
 namespace lplab::python {
 
@@ -136,9 +136,7 @@ nb::dict check_dict(const experiments::CheckResult& r) {
   return d;
 }
 
-}  // namespace
-
-void bind_lab(nb::module_& m) {
+void bind_experiments(nb::module_& m) {
   m.def("experiments",
         []() {
           nb::list out;
@@ -218,7 +216,9 @@ void bind_lab(nb::module_& m) {
         nb::arg("input_format"), nb::arg("input_dtype"), nb::arg("shard"), nb::arg("threads"),
         "One experiment's tables; input values from a .npy path or an array (float64, float32 or a compiled "
         "format's codes with input_format).");
+}
 
+void bind_report(nb::module_& m) {
   m.def("report",
         [](const std::string& dir, bool quick, unsigned threads, bool progress) {
           experiments::check_report_dir(dir);
@@ -238,7 +238,9 @@ void bind_lab(nb::module_& m) {
         },
         nb::arg("dir"), nb::arg("quick"), nb::arg("threads"), nb::arg("progress"),
         "Runs the report suite and writes the report directory; returns its summary table.");
+}
 
+void bind_regress(nb::module_& m) {
   m.def("regress_spec",
         [](const std::string& spec_path, const std::string& junit) {
           const experiments::Spec spec = experiments::load_spec(spec_path);
@@ -298,6 +300,15 @@ void bind_lab(nb::module_& m) {
         },
         nb::arg("dir"), nb::arg("only"),
         "lplab's own baselines recomputed and compared: per suite, its entry count and the changed entries.");
+}
+
+}  // namespace
+
+// The laboratory: experiments and their runs, the report, regression checks.
+void bind_lab(nb::module_& m) {
+  bind_experiments(m);
+  bind_report(m);
+  bind_regress(m);
 }
 
 }  // namespace lplab::python

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "arrays.h"
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/runtime/text.h"
 #include "lplab/kernels/targets.h"
 

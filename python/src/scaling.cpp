@@ -132,7 +132,9 @@ ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const 
   return out;
 }
 
-void bind_scaling(nb::module_& m) {
+namespace {
+
+void bind_block_scaling(nb::module_& m) {
   m.def("block_schemes",
         []() {
           nb::dict d;
@@ -219,7 +221,9 @@ void bind_scaling(nb::module_& m) {
         nb::arg("elems"), nb::arg("scales"), nb::arg("elem"), nb::arg("scale"), nb::arg("block_size"),
         nb::arg("rule"), nb::arg("tensor_scale"), nb::arg("tensor_scale_value"), nb::arg("packed"),
         nb::arg("shape"), "The float32 values of block-scaled data.");
+}
 
+void bind_tensor_scaling(nb::module_& m) {
   m.def("quantize_tensor",
         [](const InArray& x, const std::string& elem, int margin, const std::string& amax,
            std::optional<InArray> history) {
@@ -256,7 +260,9 @@ void bind_scaling(nb::module_& m) {
           });
         },
         nb::arg("codes"), nb::arg("elem"), nb::arg("scale"), "x = float(code) / scale for per-tensor scaled codes.");
+}
 
+void bind_tile_scaling(nb::module_& m) {
   m.def("quantize_tiles",
         [](const InArray& x, const std::string& elem, int tile_rows, int tile_cols, float amax_floor) {
           const FloatInput in = float_input(x, "x");
@@ -298,13 +304,26 @@ void bind_scaling(nb::module_& m) {
         },
         nb::arg("codes"), nb::arg("scales"), nb::arg("elem"), nb::arg("tile_rows"), nb::arg("tile_cols"),
         "The float32 values of tile-scaled codes.");
+}
 
+void bind_amax(nb::module_& m) {
   m.def("amax",
         [](const InArray& x) {
           const FloatInput in = float_input(x, "x");
           return kernels::amax(in.values());
         },
         nb::arg("x"), "The largest |x| of a float32 array (NaN if any element is NaN).");
+}
+
+}  // namespace
+
+// Block scaling (MX, NVFP4), per-tensor scaling (current and delayed) and
+// tile scaling (DeepSeek-V3), each quantizing and dequantizing.
+void bind_scaling(nb::module_& m) {
+  bind_block_scaling(m);
+  bind_tensor_scaling(m);
+  bind_tile_scaling(m);
+  bind_amax(m);
 }
 
 }  // namespace lplab::python

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/runtime/text.h"
 
 namespace lx = lplab::experiments;

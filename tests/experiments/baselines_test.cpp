@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "lplab/experiments/golden.h"
+#include "lplab/regress/golden.h"
 #include "lplab/runtime/text.h"
 #include "lplab/kernels/targets.h"
 

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/experiments/runner.h"
 
 namespace lplab::experiments {

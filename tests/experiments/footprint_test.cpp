@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/kernels/scaling.h"
 
 namespace lx = lplab::experiments;

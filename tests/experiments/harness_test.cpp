@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/runtime/formats.h"
-#include "lplab/experiments/npy.h"
-#include "lplab/experiments/report.h"
+#include "lplab/lab/npy.h"
+#include "lplab/report/report.h"
 #include "lplab/experiments/runner.h"
 
 namespace lx = lplab::experiments;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/kernels/mma.h"
 #include "lplab/kernels/random.h"
 #include "support/samples.h"

@@ -21,9 +21,9 @@
 #include <tuple>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/plot.h"
-#include "lplab/experiments/report.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/plot.h"
+#include "lplab/report/report.h"
 
 namespace lx = lplab::experiments;
 namespace fs = std::filesystem;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 
 namespace lx = lplab::experiments;
 

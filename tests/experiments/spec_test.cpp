@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "lplab/experiments/runner.h"
-#include "lplab/experiments/spec.h"
+#include "lplab/regress/spec.h"
 #include "lplab/runtime/text.h"
 
 namespace lplab::experiments {

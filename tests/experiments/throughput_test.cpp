@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 #include "throughput_rates.h"
 
 namespace lx = lplab::experiments;

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "lplab/experiments/experiment.h"
+#include "lplab/lab/experiment.h"
 
 namespace lplab::experiments {
 namespace {

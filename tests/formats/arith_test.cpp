@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-#include "lplab/experiments/parallel.h"
+#include "lplab/lab/parallel.h"
 #include "support/exact_arith.h"
 #include "support/typed.h"
 

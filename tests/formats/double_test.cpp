@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "lplab/experiments/parallel.h"
+#include "lplab/lab/parallel.h"
 #if LPLAB_HAVE_CUDA_ORACLE  // CUDA's headers were found (cmake/CudaOracle.cmake)
 #include "support/cuda_oracles.h"
 #endif

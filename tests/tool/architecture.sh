@@ -17,11 +17,11 @@ violation() { echo "architecture: $*"; bad=1; }
 #    inside it; experiments/ owns the names listed here.
 experiments_own_detail='round_trip'
 while IFS= read -r hit; do violation "another layer's detail: $hit"; done < <(
-  grep -rnE '(^|[^a-z_:])(kernels::detail|lplab::detail|xt::detail)::' python cuda tools benchmarks experiments runtime \
+  grep -rnE '(^|[^a-z_:])(kernels::detail|lplab::detail|xt::detail)::' python cuda tools benchmarks runtime lab experiments report regress \
     --include='*.h' --include='*.cpp' --include='*.cu' --include='*.cuh'
   grep -rnE '(^|[^a-z_:])detail::' python/src tools benchmarks --include='*.h' --include='*.cpp' --include='*.cu' |
     grep -vE '(^|[^a-z_:])cuda::detail::'
-  grep -rnoE '(^|[^a-z_:])detail::[A-Za-z_]+' experiments --include='*.h' --include='*.cpp' |
+  grep -rnoE '(^|[^a-z_:])detail::[A-Za-z_]+' lab experiments report regress --include='*.h' --include='*.cpp' |
     grep -vE "detail::($experiments_own_detail)\$")
 #    cuda/ includes no private header of kernels/src.
 for h in kernels/src/*.h; do
@@ -46,7 +46,7 @@ for name in gelu_tanh per_op history_max amax_ratio_te nearest_away mismatch_fra
 done
 
 # 4. Every regression suite has its baseline; every experiment file registers itself.
-for suite in $(sed -n 's/^ *X(\([a-z_]*\), ".*/\1/p' experiments/include/lplab/experiments/golden.h); do
+for suite in $(sed -n 's/^ *X(\([a-z_]*\), ".*/\1/p' regress/include/lplab/regress/golden.h); do
   [ -f "tests/regression/$suite.txt" ] || violation "suite $suite has no tests/regression/$suite.txt"
 done
 for f in experiments/each/*.cpp; do

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/table.h"
+#include "lplab/lab/table.h"
 #include "lplab/runtime/text.h"
 
 namespace lplab::tool {

@@ -9,7 +9,7 @@
 #include "lplab/commands.h"
 #include "lplab/exact.h"
 #include "lplab/kernels/random.h"
-#include "lplab/experiments/table.h"
+#include "lplab/lab/table.h"
 #include "lplab/runtime/text.h"
 
 namespace lplab::tool {
@@ -416,10 +416,10 @@ LPLAB_COMMAND(Command{
                               "value and class in each --to format"),
              option("--to", "Formats, one or a comma list (fp16,bf16), the option repeated or not (default: all)",
                     true),
-             option("--round", "nearest_even, nearest_away, toward_zero, upward, downward, stochastic"),
+             option("--round", enum_names_text<Round>()),
              option("--seed", "With --round stochastic: show the result for this seed's random bits "
                               "(those of element 0 of a bulk conversion with the same seed)"),
-             option("--overflow", "ieee or saturate"), output_option()},
+             option("--overflow", enum_names_text<Overflow>()), output_option()},
     .run = inspect_command,
     .take_values = take_values});
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/files.h"
+#include "lplab/lab/files.h"
 #include "lplab/experiments/runner.h"
 
 namespace lplab::tool {

@@ -18,10 +18,10 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/golden.h"
+#include "lplab/regress/golden.h"
 #include "lplab/experiments/runner.h"
-#include "lplab/experiments/spec.h"
-#include "lplab/experiments/table.h"
+#include "lplab/regress/spec.h"
+#include "lplab/lab/table.h"
 #include "lplab/runtime/text.h"
 
 namespace lplab::tool {

@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/files.h"
-#include "lplab/experiments/report.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/files.h"
+#include "lplab/report/report.h"
 #if defined(LPLAB_HAVE_CUDA)
 #include "lplab/cuda/roofline.h"
 #endif

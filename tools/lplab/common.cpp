@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/files.h"
+#include "lplab/lab/files.h"
 #include "lplab/experiments/runner.h"
-#include "lplab/experiments/table.h"
+#include "lplab/lab/table.h"
 #include "lplab/runtime/text.h"
 
 namespace lplab::tool {

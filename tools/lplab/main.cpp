@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "lplab/commands.h"
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/files.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/files.h"
 #include "lplab/kernels/targets.h"
 
 namespace {

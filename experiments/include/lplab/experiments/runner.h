@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lplab/experiments/experiment.h"
-#include "lplab/experiments/files.h"
+#include "lplab/lab/experiment.h"
+#include "lplab/lab/files.h"
 
 namespace lplab::experiments {
 

@@ -32,7 +32,7 @@ namespace lplab::kernels {
 
 // The ops, each list declared once with its names (enum_table.h):
 // X(name, what it computes). A new op is its line here and its case in
-// apply_step / apply_binary (and the SIMD kernels' in elementwise.cpp).
+// apply_step / apply_binary (and the SIMD kernels' in elementwise-inl.h).
 #define LPLAB_UNARY_OPS(X)                                                                          \
   X(identity, "a cast: the value, rounded into the output format")                                 \
   X(relu, "max(x, 0) (ops::Relu)")                                                                  \

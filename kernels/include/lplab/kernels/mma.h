@@ -29,15 +29,36 @@
 #include <string_view>
 #include <vector>
 
+#include "lplab/formats/enum_table.h"
 #include "lplab/kernels/mma_step.h"
 
 namespace lplab::kernels {
 
 // The operand types the instructions take, by their ISA names: PTX's (f64,
 // f32, tf32, f16, bf16, e4m3, e5m2, e3m2, e2m3, e2m1, ue8m0, ue4m3) and AMD's
-// fp8/bf8 (E4M3FNUZ/E5M2FNUZ).
-enum class MmaType : std::uint8_t { none, f64, f32, tf32, f16, bf16, e4m3, e5m2, e3m2, e2m3, e2m1, fp8, bf8, ue8m0, ue4m3 };
+// fp8/bf8 (E4M3FNUZ/E5M2FNUZ), declared once with their names
+// (enum_table.h): X(ISA name, what it is).
+#define LPLAB_MMA_TYPES(X)                                                 \
+  X(none, "no type")                                                       \
+  X(f64, "IEEE binary64")                                                  \
+  X(f32, "IEEE binary32")                                                  \
+  X(tf32, "TensorFloat-32: an fp32 code whose top 19 bits the unit reads") \
+  X(f16, "IEEE binary16")                                                  \
+  X(bf16, "bfloat16")                                                      \
+  X(e4m3, "OFP8 E4M3")                                                     \
+  X(e5m2, "OFP8 E5M2")                                                     \
+  X(e3m2, "OCP MX FP6 E3M2")                                               \
+  X(e2m3, "OCP MX FP6 E2M3")                                               \
+  X(e2m1, "OCP MX FP4 E2M1")                                               \
+  X(fp8, "AMD fp8: E4M3FNUZ")                                              \
+  X(bf8, "AMD bf8: E5M2FNUZ")                                              \
+  X(ue8m0, "OCP MX E8M0, the block scale")                                 \
+  X(ue4m3, "E4M3 as an unsigned block scale (NVFP4): the sign bit ignored")
+enum class MmaType : std::uint8_t { LPLAB_MMA_TYPES(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(MmaType, "matrix-unit type", LPLAB_MMA_TYPES)
 
+// A type's constants, from the finfo of its lplab format (mma_format_name;
+// f32 and tf32: float32's, f64: double's).
 struct MmaTypeInfo {
   std::string_view name;    // the ISA's spelling
   int bytes;                // a code's width in a golden file or a buffer (fp6/fp4: one per byte)

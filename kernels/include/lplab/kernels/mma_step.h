@@ -44,25 +44,38 @@
 #include <cstdint>
 
 #include "lplab/formats.h"
+#include "lplab/formats/enum_table.h"
 #include "lplab/kernels/double_bits.h"
 #include "lplab/kernels/tensor_core_step.h"
 
 namespace lplab::kernels {
 
-enum class MmaAlgorithm : std::uint8_t {
-  truncated,
-  scaled,
-  group_scaled,
-  two_stage,
-  two_stage_split,
-  exact,
-  ftz_pairs,
-  fma,
-};
+// The algorithms above and the roundings, each list declared once with its
+// names (enum_table.h): X(name, what it is[, the label listings show]).
+#define LPLAB_MMA_ALGORITHMS(X)                                                                \
+  X(truncated, "one fused step of `group` products and C, terms truncated to 2^(E - F)")       \
+  X(scaled, "as truncated, each product times its two block scales")                           \
+  X(group_scaled, "groups of `sum_group` products aligned at their scales, then as truncated") \
+  X(two_stage, "products fused at F, then C added on a common grid, F2 bits")                  \
+  X(two_stage_split, "as two_stage, the even and the odd products fused apart first")          \
+  X(exact, "the exact sum of `group` products and C, rounded once")                            \
+  X(ftz_pairs, "fp32 products and sums, subnormals flushed, `sum_group` products before C")    \
+  X(fma, "a fused multiply-add per product, in D's type")
+enum class MmaAlgorithm : std::uint8_t { LPLAB_MMA_ALGORITHMS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(MmaAlgorithm, "matrix-unit algorithm", LPLAB_MMA_ALGORITHMS)
 
 // How a step's sum becomes D: toward zero to fp32 (24 bits) or to E8M13 (14
 // bits) with fp32's exponent range; to nearest even fp16 or fp32; fp64 (fma).
-enum class MmaRounding : std::uint8_t { truncate_fp32, truncate_e8m13, nearest_fp16, nearest_fp32, nearest_fp64 };
+// The third column is the label listings show (mma_rounding_name), also
+// accepted as a spelling.
+#define LPLAB_MMA_ROUNDINGS(X)                                                           \
+  X(truncate_fp32, "toward zero to fp32 (24 bits)", "RZ fp32")                           \
+  X(truncate_e8m13, "toward zero to E8M13 (14 bits, fp32's exponent range)", "RZ E8M13") \
+  X(nearest_fp16, "to nearest even fp16", "RNE fp16")                                    \
+  X(nearest_fp32, "to nearest even fp32", "RNE fp32")                                    \
+  X(nearest_fp64, "to nearest even fp64 (fma)", "RNE fp64")
+enum class MmaRounding : std::uint8_t { LPLAB_MMA_ROUNDINGS(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(MmaRounding, "matrix-unit rounding", LPLAB_MMA_ROUNDINGS)
 
 // One instruction's arithmetic, resolved for its operand types.
 struct MmaModel {

@@ -5,7 +5,7 @@
 // on R: the C library's (std::tanh, std::erf, std::pow) on the host, CUDA's
 // on the device.
 //
-// The SIMD kernels (elementwise.cpp) vectorise the same formulas with Google
+// The SIMD kernels (elementwise-inl.h) vectorise the same formulas with Google
 // Highway; for relu, square, sqrt, rsqrt, scale, add, mul and axpy they are
 // bit-identical to these functors at R = float (a test proves it), and for
 // gelu_tanh they differ only in tanh (Highway's contrib/math Tanh, at most
