@@ -36,6 +36,16 @@ __all__ = [
     "simd_target", "simd_targets", "force_simd_target",
 ]
 
+# Every enumeration's names, from its one declaration in C++: the docstrings
+# below list them from here ({round}, {unary}, ...).
+_NAMES = {kind: ", ".join(names) for kind, names in _lplab.enum_names().items()}
+
+
+def _documented(f):
+    f.__doc__ = f.__doc__.format(**_NAMES)
+    return f
+
+
 _new_array = object.__new__
 _ndarray = np.ndarray
 _empty = np.empty
@@ -55,13 +65,14 @@ def format_name(name: str) -> str:
 # Conversions
 
 
+@_documented
 def convert(x: Any, to: str, *, round: str = "nearest_even", overflow: str = "ieee", seed: int = 0,
             flags: bool = False, threads: int = 1, format: str | None = None, out: Any = None):
     """Rounds every element of ``x`` into format ``to``, once.
 
-    round: nearest_even (default), nearest_away, toward_zero, upward, downward
-    or stochastic (element i takes the random bits of (seed, i), as the C++
-    kernels do); overflow: ieee or saturate. Returns an :class:`Array` (a
+    round: one of {round} (default nearest_even; stochastic: element i takes
+    the random bits of (seed, i), as the C++ kernels do); overflow: one of
+    {overflow}. Returns an :class:`Array` (a
     numpy float32 array for ``to="float32"``), and with ``flags=True`` also
     the counts of elements that raised each IEEE flag (underflow: a tiny
     result that is also inexact, IEEE 754-2019 7.5, so an exact subnormal
@@ -154,13 +165,14 @@ class Quantized:
                 f"shape={self.shape}, tensor_scale={self.tensor_scale!r}, packed={self.packed})")
 
 
+@_documented
 def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = None, scale: str | None = None,
              block_size: int | None = None, rule: str | None = None, tensor_scale: bool | None = None,
              packed: bool = False, threads: int = 1) -> Quantized:
     """Block-scaled quantization of float32 values: a named scheme
     (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4, nvfp4_te)
     with any field replaced, or a scheme of your own (elem, scale, block_size,
-    rule: floor | ceil | amax_ratio | amax_ratio_te). Blocks are runs of
+    rule: one of {rule}). Blocks are runs of
     block_size consecutive elements in row-major order."""
     if scheme is not None:
         schemes = _lplab.block_schemes()
@@ -189,11 +201,12 @@ def dequantize(q: Quantized) -> np.ndarray:
                                     q.uses_tensor_scale, q.tensor_scale, q.packed, list(q.shape))
 
 
+@_documented
 def quantize_tensor(x: Any, elem: str = "float8_e4m3fn", *, margin: int = 0, amax: str = "current",
                     history: Any = None):
     """Per-tensor FP8 scaling (Transformer Engine): (Array, scale, amax),
-    with ``x * scale`` rounded to nearest-even with saturation. amax:
-    current, history_max or history_most_recent (from ``history``)."""
+    with ``x * scale`` rounded to nearest-even with saturation. amax: one of
+    {amax} (the history ones from ``history``)."""
     arr, _ = _operand(x)
     h = None if history is None else np.asarray(history, np.float32)
     codes, s, a = _lplab.quantize_tensor(arr, elem, margin, amax, h)
@@ -221,13 +234,14 @@ def dequantize_tiles(codes: Array, scales: np.ndarray, *, tile: tuple[int, int] 
 # Elementwise ops and reductions
 
 
+@_documented
 def map(x: Any, chain: Iterable, *, out_format: str | None = None, compute: str = "per_op",
         round: str = "nearest_even", overflow: str = "ieee", seed: int = 0, threads: int = 1, format=None):
     """A chain of unary ops on every element: ``chain`` is a list of op names
-    or (op, param) pairs (identity, relu, gelu_tanh, gelu_erf, square, sqrt,
-    rsqrt, pow, scale). compute: per_op (round into the output format after
-    every op, as a framework does), fused (fp32 throughout, one rounding) or
-    fp64 (the reference). The output format is x's unless given."""
+    or (op, param) pairs ({unary}). compute: one of {compute} (per_op rounds
+    into the output format after every op, as a framework does; fused keeps
+    fp32 throughout, one rounding; fp64 is the reference). The output format
+    is x's unless given."""
     arr, fmt = _operand(x, format)
     steps = [(s, 0.0) if isinstance(s, str) else (s[0], float(s[1])) for s in chain]
     codes = _lplab.map_unary(arr, fmt, steps, out_format or "", compute, round, overflow, seed, threads)
@@ -309,9 +323,10 @@ def triu(x: Any, diagonal: int = 0, *, format=None):
     return _result(_lplab.triu(arr, fmt, diagonal), _out_name(arr, fmt))
 
 
+@_documented
 def sum(x: Any, *, accumulate: str = "fp32", format=None) -> float:
-    """The sum of every element in row-major order, accumulated in fp64,
-    fp32 or the input's own format ("storage": rounded after every add)."""
+    """The sum of every element in row-major order; accumulate: one of
+    {accumulate} (storage: the input's own format, rounded after every add)."""
     arr, fmt = _operand(x, format)
     return _lplab.reduce("sum", arr, fmt, accumulate)
 

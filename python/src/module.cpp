@@ -14,6 +14,8 @@
 #include "arrays.h"
 #include "lplab/lab/experiment.h"
 #include "lplab/runtime/text.h"
+#include "lplab/kernels/elementwise.h"
+#include "lplab/kernels/scaling.h"
 #include "lplab/kernels/targets.h"
 
 namespace lplab::python {
@@ -47,7 +49,36 @@ void bind_finfo_field(nb::class_<Finfo>& c, const char* name, M FinfoValues::*me
 
 }  // namespace
 
+namespace {
+
+template <class E>
+std::vector<std::string> names_of() {
+  std::vector<std::string> out;
+  for (const EnumEntry<E>& e : enum_entries<E>()) out.emplace_back(e.name);
+  return out;
+}
+
+}  // namespace
+
 void bind_formats(nb::module_& m) {
+  // Every enumeration's names from its one declaration (formats/enum_table.h):
+  // the package's docstrings list them from here.
+  m.def(
+      "enum_names",
+      [] {
+        nb::dict d;
+        d["round"] = names_of<Round>();
+        d["overflow"] = names_of<Overflow>();
+        d["unary"] = names_of<kernels::Unary>();
+        d["binary"] = names_of<kernels::Binary>();
+        d["compute"] = names_of<kernels::Compute>();
+        d["accumulate"] = names_of<kernels::Accumulate>();
+        d["rule"] = names_of<kernels::ScaleRule>();
+        d["amax"] = names_of<kernels::AmaxSource>();
+        return d;
+      },
+      "The names of each enumeration the functions take (round, overflow, unary, binary, compute, accumulate, "
+      "rule, amax), in declaration order.");
   nb::class_<Finfo> cls(m, "finfo",
                         "Every field of torch.finfo and numpy/ml_dtypes finfo (resolution as resolution_torch and "
                         "resolution_numpy), plus the NaN/Inf codes, the nearest-even overflow threshold, code and "

@@ -1,0 +1,46 @@
+"""The names an argument takes come from one declaration in C++ (an X-macro
+list beside each enum): the docstrings list them from it, and a name outside
+it is refused with every name it could have been."""
+import numpy as np
+import pytest
+
+import lplab
+from lplab import _lplab
+
+NAMES = _lplab.enum_names()
+
+
+def test_every_enumeration_has_its_names():
+    assert NAMES["round"] == ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "stochastic"]
+    assert NAMES["overflow"] == ["ieee", "saturate"]
+    assert NAMES["unary"] == ["identity", "relu", "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale"]
+    assert NAMES["compute"] == ["per_op", "fused", "fp64"]
+    assert NAMES["accumulate"] == ["fp64", "fp32", "storage"]
+    assert NAMES["rule"] == ["floor", "ceil", "amax_ratio", "amax_ratio_te"]
+    assert NAMES["amax"] == ["current", "history_max", "history_most_recent"]
+
+
+@pytest.mark.parametrize("func, kinds", [
+    (lplab.convert, ["round", "overflow"]),
+    (lplab.quantize, ["rule"]),
+    (lplab.quantize_tensor, ["amax"]),
+    (lplab.map, ["unary", "compute"]),
+    (lplab.sum, ["accumulate"]),
+])
+def test_docstrings_list_every_name(func, kinds):
+    for kind in kinds:
+        assert ", ".join(NAMES[kind]) in func.__doc__, (func.__name__, kind)
+
+
+@pytest.mark.parametrize("call, noun, kind", [
+    (lambda: lplab.convert(np.ones(2, np.float32), "bf16", round="sideways"), "rounding", "round"),
+    (lambda: lplab.map(np.ones(2, np.float32), ["rleu"]), "unary op", "unary"),
+    (lambda: lplab.map(np.ones(2, np.float32), ["relu"], compute="fused32"), "compute policy", "compute"),
+    (lambda: lplab.sum(np.ones(2, np.float32), accumulate="fp8"), "accumulation", "accumulate"),
+    (lambda: lplab.quantize(np.ones(32, np.float32), rule="round"), "scale rule", "rule"),
+])
+def test_an_unknown_name_is_refused_with_every_name(call, noun, kind):
+    with pytest.raises(ValueError) as e:
+        call()
+    assert str(e.value).startswith(f"unknown {noun} '")
+    assert f"({', '.join(NAMES[kind])})" in str(e.value)
