@@ -186,10 +186,16 @@ nav ul{margin:.2em 0}nav li{margin:.1em 0})";
 
 }  // namespace
 
-Table write_report(const ReportOptions& options) {
-  if (!options.dir.empty()) remove_stale_report_folders(options.dir);
-  check_report_dir(options.dir);
-  // 1. Every experiment's parameters, validated before any work.
+namespace {
+
+// A table's two data files, data/ID.csv and data/ID.json.
+void write_data(const std::string& tmp, const Table& t) {
+  write(fmt::format("{}/data/{}.csv", tmp, t.id), to_csv(t));
+  write(fmt::format("{}/data/{}.json", tmp, t.id), to_json(t).dump(1) + "\n");
+}
+
+// 1. Every experiment's parameters, validated before any work.
+std::vector<PreparedRun> prepare_runs(const ReportOptions& options) {
   std::vector<PreparedRun> runs;
   for (const Experiment& e : experiments()) {
     RunRequest r;
@@ -200,7 +206,158 @@ Table write_report(const ReportOptions& options) {
     r.threads = options.threads;
     runs.push_back(prepare(r));
   }
+  return runs;
+}
+
+// 2. The experiments, each table written as data as it comes.
+struct Ran {
+  std::vector<Section> sections;
+  std::vector<Table> all;
+  double seconds = 0;
+};
+Ran run_experiments(const std::vector<PreparedRun>& runs, const std::string& tmp, bool show_progress) {
+  Ran out;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const PreparedRun& run = runs[i];
+    if (show_progress) std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, runs.size(), run.experiment->name.c_str());
+    Progress progress(run.experiment->name);
+    RunResult r = execute(run, progress);
+    for (const Table& t : r.tables) {
+      write_data(tmp, t);
+      out.all.push_back(t);
+    }
+    write(fmt::format("{}/data/run_{}.json", tmp, run.experiment->name), run_record(r).dump(1) + "\n");
+    out.sections.push_back({run.experiment, run.params.all(), std::move(r.tables), r.seconds});
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+// 3. The plots: each plot, and why it was not drawn ("" when it was).
+std::vector<std::pair<Plot, std::string>> draw_plots(const std::vector<Table>& all, const std::string& tmp) {
+  std::vector<std::pair<Plot, std::string>> plots;
+  for (Plot& p : report_plots(all)) {
+    // Ctrl-C also reaches gnuplot, which then fails: say interrupted, not "not drawn".
+    if (Progress::interrupted()) throw Interrupted();
+    std::string err = render_plot(p, tmp, "plots");
+    if (Progress::interrupted()) throw Interrupted();
+    if (!err.empty()) std::fprintf(stderr, "lplab: report: plot %s not drawn: %s\n", p.id.c_str(), err.c_str());
+    plots.emplace_back(std::move(p), std::move(err));
+  }
+  return plots;
+}
+
+// The GPU section: what ran where, the GPU measured in this run (where there
+// is one) and the spec sheets' roofs (device_peaks.h), as the roofline
+// experiment lists them beside this machine's.
+struct GpuSection {
+  std::string text;
+  std::optional<Table> measured;
+  Table spec_sheets;
+};
+GpuSection gpu_section(const ReportOptions& options, const std::string& tmp) {
+  GpuSection g{
+      .text = "No GPU kernels ran: this report was made on a CPU, and every measured figure in it is this CPU's. "
+              "The GPU figures below (H100, A100, H200, B200) are the vendors' promised dense peaks from their spec "
+              "sheets, used for arithmetic intensity and for placing operations on a GPU's roofline; lplab's CUDA "
+              "code (the formats compiled with nvcc) did not run here.",
+      .measured = std::nullopt,
+      .spec_sheets = {"gpu_spec_sheets",
+                      "Accelerators' promised peaks (spec sheets, dense)",
+                      roof_columns(),
+                      {},
+                      {"ridge_flop_per_byte = peak / bandwidth: operations of lower arithmetic intensity are "
+                       "memory-bound on that device (roofline_ops says which)."}}};
+  if (const std::optional<MeasuredGpu> m = options.measure_gpu ? options.measure_gpu() : std::nullopt) {
+    g.text = fmt::format(
+        "Measured on this machine's GPU, {}, by lplab's CUDA backend: its roofline (cuBLASLt's GEMM, a "
+        "device-to-device copy) in the first table. The CPU figures elsewhere in the report are the CPU's. The "
+        "second table is the vendors' promised dense peaks from their spec sheets.",
+        m->device);
+    Table t{"gpu_measured", "This machine's GPU, measured (CUDA events)", roof_columns(), {},
+            {"peak_gflops: cuBLASLt's GEMM at the stated size; bandwidth_gbs: a device-to-device copy, "
+             "bytes read plus written; ridge_flop_per_byte = peak / bandwidth."}};
+    for (const MeasuredGpu::Roof& r : m->roofs)
+      t.add(t.rows.size(), roof_cells(m->device, r.dtype, r.flops, r.bandwidth, r.how));
+    write_data(tmp, t);
+    g.measured = std::move(t);
+  }
+  for (const DeviceRoof& d : device_roofs())
+    g.spec_sheets.add(g.spec_sheets.rows.size(), roof_cells(std::string(d.device), std::string(d.dtype), d.peak,
+                                                            d.bandwidth, std::string(d.source)));
+  write_data(tmp, g.spec_sheets);
+  return g;
+}
+
+// 4. What the pages say, once: the summary, the GPU section, the plots and
+//    every experiment's tables, under headings the contents list is made of.
+page::Document report_document(const ReportOptions& options, const Ran& ran, const Table& summary,
+                               const GpuSection& gpu, const std::vector<std::pair<Plot, std::string>>& plots) {
   const Machine machine = this_machine();
+  page::Document doc;
+  doc.header = {.cpu_model = machine.cpu_model,
+                .simd_target = machine.simd_target,
+                .version = LPLAB_VERSION,
+                .sizes = options.quick ? "quick sizes" : "report sizes",
+                .when = utc_now(),
+                .command = options.command,
+                .cores = machine.cores,
+                .memory_gib = static_cast<double>(machine.memory_bytes) / 1073741824.0,
+                .seconds = ran.seconds};
+  page::Anchors anchors;
+  doc.contents_id = anchors.take("", "contents");
+  doc.heading(0, "Summary", anchors.take("", "summary"));
+  doc.table(summary);
+  doc.heading(0, "GPU", anchors.take("", "gpu"));
+  doc.paragraph(gpu.text, "gpu");
+  for (const Table* t : {gpu.measured ? &*gpu.measured : nullptr, &gpu.spec_sheets}) {
+    if (t == nullptr) continue;
+    doc.heading(1, t->title, anchors.take("table-", t->id));
+    doc.table(*t);
+  }
+  doc.heading(0, "Plots", anchors.take("", "plots"));
+  for (const auto& [p, err] : plots) {
+    doc.heading(1, p.title, anchors.take("plot-", p.id));
+    doc.figure(p, err);
+  }
+  for (const Section& s : ran.sections) {
+    std::vector<std::string> ps;
+    for (const auto& [k, v] : s.params) ps.push_back(fmt::format("{}={}", k, v));
+    doc.heading(0, s.experiment->name, anchors.take("experiment-", s.experiment->name));
+    doc.parameters(s.experiment->summary, fmt::format("{}", fmt::join(ps, " ")), s.seconds);
+    for (const Table& t : s.tables) {
+      doc.heading(1, t.title, anchors.take("table-", t.id));
+      doc.table(t);
+    }
+  }
+  return doc;
+}
+
+// 5. Into place: the old report (if any) goes only once the new one is whole.
+void install_report(const std::string& tmp, const std::string& dir) {
+  std::error_code ec;
+  const std::string old = fmt::format("{}.old{}", dir, getpid());
+  const bool had_old = fs::exists(dir, ec);
+  if (had_old) {
+    fs::rename(dir, old, ec);
+    if (ec) throw UsageError(fmt::format("report: cannot move the previous {} aside: {}", dir, ec.message()));
+  }
+  fs::rename(tmp, dir, ec);
+  if (ec) {
+    std::error_code back;
+    if (had_old) fs::rename(old, dir, back);  // the previous report stays where it was
+    throw UsageError(fmt::format("report: cannot move {} to {}: {}", tmp, dir, ec.message()));
+  }
+  fs::remove_all(old, ec);
+}
+
+}  // namespace
+
+Table write_report(const ReportOptions& options) {
+  if (!options.dir.empty()) remove_stale_report_folders(options.dir);
+  check_report_dir(options.dir);
+  const std::vector<PreparedRun> runs = prepare_runs(options);
   const std::string dir = report_path(options.dir);
   const std::string tmp = fmt::format("{}.tmp{}", dir, getpid());
   std::error_code ec;
@@ -212,135 +369,19 @@ Table write_report(const ReportOptions& options) {
     // Marked as lplab's from the start: a run killed before the end leaves a
     // folder the next run can prove is its own (remove_stale_report_folders).
     write((fs::path(tmp) / kMarker).string(), std::string(kMarkerHeader) + "\n");
-    // 2. The experiments.
-    std::vector<Section> sections;
-    std::vector<Table> all;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      const PreparedRun& run = runs[i];
-      if (options.progress)
-        std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, runs.size(), run.experiment->name.c_str());
-      Progress progress(run.experiment->name);
-      RunResult r = execute(run, progress);
-      for (const Table& t : r.tables) {
-        write(fmt::format("{}/data/{}.csv", tmp, t.id), to_csv(t));
-        write(fmt::format("{}/data/{}.json", tmp, t.id), to_json(t).dump(1) + "\n");
-        all.push_back(t);
-      }
-      write(fmt::format("{}/data/run_{}.json", tmp, run.experiment->name), run_record(r).dump(1) + "\n");
-      sections.push_back({run.experiment, run.params.all(), std::move(r.tables), r.seconds});
-    }
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-    // 3. Plots.
-    std::vector<std::pair<Plot, std::string>> plots;  // plot, error ("" when drawn)
-    for (Plot& p : report_plots(all)) {
-      // Ctrl-C also reaches gnuplot, which then fails: say interrupted, not "not drawn".
-      if (Progress::interrupted()) throw Interrupted();
-      std::string err = render_plot(p, tmp, "plots");
-      if (Progress::interrupted()) throw Interrupted();
-      if (!err.empty()) std::fprintf(stderr, "lplab: report: plot %s not drawn: %s\n", p.id.c_str(), err.c_str());
-      plots.emplace_back(std::move(p), std::move(err));
-    }
-    const Table summary = report_summary(all);
-    write(fmt::format("{}/data/{}.csv", tmp, summary.id), to_csv(summary));
-    write(fmt::format("{}/data/{}.json", tmp, summary.id), to_json(summary).dump(1) + "\n");
-
-    // 4. The pages: one document, rendered as Markdown and as HTML.
-    // The GPU measured in this run, where there is one.
-    const std::optional<MeasuredGpu> measured = options.measure_gpu ? options.measure_gpu() : std::nullopt;
-    std::string gpu_text =
-        "No GPU kernels ran: this report was made on a CPU, and every measured figure in it is this CPU's. "
-        "The GPU figures below (H100, A100, H200, B200) are the vendors' promised dense peaks from their spec "
-        "sheets, used for arithmetic intensity and for placing operations on a GPU's roofline; lplab's CUDA "
-        "code (the formats compiled with nvcc) did not run here.";
-    Table measured_gpu{"gpu_measured", "This machine's GPU, measured (CUDA events)", roof_columns(), {},
-                       {"peak_gflops: cuBLASLt's GEMM at the stated size; bandwidth_gbs: a device-to-device copy, "
-                        "bytes read plus written; ridge_flop_per_byte = peak / bandwidth."}};
-    if (measured) {
-      gpu_text = fmt::format(
-          "Measured on this machine's GPU, {}, by lplab's CUDA backend: its roofline (cuBLASLt's GEMM, a "
-          "device-to-device copy) in the first table. The CPU figures elsewhere in the report are the CPU's. The "
-          "second table is the vendors' promised dense peaks from their spec sheets.",
-          measured->device);
-      for (const MeasuredGpu::Roof& r : measured->roofs)
-        measured_gpu.add(measured_gpu.rows.size(), roof_cells(measured->device, r.dtype, r.flops, r.bandwidth, r.how));
-      write(fmt::format("{}/data/{}.csv", tmp, measured_gpu.id), to_csv(measured_gpu));
-      write(fmt::format("{}/data/{}.json", tmp, measured_gpu.id), to_json(measured_gpu).dump(1) + "\n");
-    }
-    // The spec-sheet table: the devices' roofs (device_peaks.h), as the
-    // roofline experiment lists them beside this machine's.
-    Table gpu{"gpu_spec_sheets",
-              "Accelerators' promised peaks (spec sheets, dense)",
-              roof_columns(),
-              {},
-              {"ridge_flop_per_byte = peak / bandwidth: operations of lower arithmetic intensity are "
-               "memory-bound on that device (roofline_ops says which)."}};
-    for (const DeviceRoof& d : device_roofs())
-      gpu.add(gpu.rows.size(), roof_cells(std::string(d.device), std::string(d.dtype), d.peak, d.bandwidth,
-                                          std::string(d.source)));
-    write(fmt::format("{}/data/{}.csv", tmp, gpu.id), to_csv(gpu));
-    write(fmt::format("{}/data/{}.json", tmp, gpu.id), to_json(gpu).dump(1) + "\n");
-
-    page::Document doc;
-    doc.header = {.cpu_model = machine.cpu_model,
-                  .simd_target = machine.simd_target,
-                  .version = LPLAB_VERSION,
-                  .sizes = options.quick ? "quick sizes" : "report sizes",
-                  .when = utc_now(),
-                  .command = options.command,
-                  .cores = machine.cores,
-                  .memory_gib = static_cast<double>(machine.memory_bytes) / 1073741824.0,
-                  .seconds = total};
-    page::Anchors anchors;
-    doc.contents_id = anchors.take("", "contents");
-    doc.heading(0, "Summary", anchors.take("", "summary"));
-    doc.table(summary);
-    doc.heading(0, "GPU", anchors.take("", "gpu"));
-    doc.paragraph(gpu_text, "gpu");
-    for (const Table* t : {measured ? &measured_gpu : nullptr, &gpu}) {
-      if (t == nullptr) continue;
-      doc.heading(1, t->title, anchors.take("table-", t->id));
-      doc.table(*t);
-    }
-    doc.heading(0, "Plots", anchors.take("", "plots"));
-    for (const auto& [p, err] : plots) {
-      doc.heading(1, p.title, anchors.take("plot-", p.id));
-      doc.figure(p, err);
-    }
-    for (const Section& s : sections) {
-      std::vector<std::string> ps;
-      for (const auto& [k, v] : s.params) ps.push_back(fmt::format("{}={}", k, v));
-      doc.heading(0, s.experiment->name, anchors.take("experiment-", s.experiment->name));
-      doc.parameters(s.experiment->summary, fmt::format("{}", fmt::join(ps, " ")), s.seconds);
-      for (const Table& t : s.tables) {
-        doc.heading(1, t.title, anchors.take("table-", t.id));
-        doc.table(t);
-      }
-    }
-    const std::string md = page::markdown(doc);
-    const std::string html = page::html(doc, kCss);
-    write(tmp + "/index.md", md);
-    write(tmp + "/index.html", html);
+    const Ran ran = run_experiments(runs, tmp, options.progress);
+    const std::vector<std::pair<Plot, std::string>> plots = draw_plots(ran.all, tmp);
+    const Table summary = report_summary(ran.all);
+    write_data(tmp, summary);
+    const GpuSection gpu = gpu_section(options, tmp);
+    const page::Document doc = report_document(options, ran, summary, gpu, plots);
+    write(tmp + "/index.md", page::markdown(doc));
+    write(tmp + "/index.html", page::html(doc, kCss));
     std::string manifest = std::string(kMarkerHeader) + "\n";
     for (const std::string& f : files_under(tmp))
       if (f != kMarker) manifest += f + "\n";
     write((fs::path(tmp) / kMarker).string(), manifest);
-
-    // 5. Into place: the old report (if any) goes only once the new one is whole.
-    const std::string old = fmt::format("{}.old{}", dir, getpid());
-    const bool had_old = fs::exists(dir, ec);
-    if (had_old) {
-      fs::rename(dir, old, ec);
-      if (ec) throw UsageError(fmt::format("report: cannot move the previous {} aside: {}", dir, ec.message()));
-    }
-    fs::rename(tmp, dir, ec);
-    if (ec) {
-      std::error_code back;
-      if (had_old) fs::rename(old, dir, back);  // the previous report stays where it was
-      throw UsageError(fmt::format("report: cannot move {} to {}: {}", tmp, dir, ec.message()));
-    }
-    fs::remove_all(old, ec);
+    install_report(tmp, dir);
     return summary;
   } catch (...) {
     fs::remove_all(tmp, ec);
