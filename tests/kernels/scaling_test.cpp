@@ -329,6 +329,15 @@ TEST(Enumerations, names_are_the_ones_the_tool_and_python_spell) {
   EXPECT_STREQ(binary_name(Binary::axpy), "axpy");
   EXPECT_STREQ(accumulator_name(Accumulator::bf16_dot2), "bf16_dot2");
   EXPECT_STREQ(unary_name(static_cast<Unary>(99)), "?");
+  // The policies: the device's round_name is the table's name, and the
+  // aliases parse (CUDA's _rn/_rz/_ru/_rd, PTX's .rp/.rm/.rs, .satfinite).
+  expect_round_trip<Round>();
+  expect_round_trip<Overflow>();
+  for (const EnumEntry<Round>& r : enum_entries<Round>()) EXPECT_STREQ(round_name(r.value), r.name);
+  EXPECT_EQ(enum_parse<Round>("rp"), Round::upward);
+  EXPECT_EQ(enum_parse<Round>("rs"), Round::stochastic);
+  EXPECT_EQ(enum_parse<Overflow>("satfinite"), Overflow::saturate);
+  EXPECT_STREQ(round_aliases(Round::downward).names[1], "rm");
 }
 
 // LPLAB_BLOCK_PAIRS against the concepts, for every pair of catalog formats.

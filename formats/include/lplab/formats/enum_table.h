@@ -69,10 +69,13 @@ constexpr const EnumEntry<E>* enum_entry(E e) {
     if (x.value == e) return &x;
   return nullptr;
 }
+// (A loop of its own, with no pointer compared: GCC's -fsanitize=undefined
+// makes a comparison of &entries[i] with nullptr no constant expression.)
 template <class E>
 constexpr const char* enum_name(E e) {
-  const EnumEntry<E>* x = enum_entry(e);
-  return x != nullptr ? x->name : "?";
+  for (const EnumEntry<E>& x : enum_entries<E>())
+    if (x.value == e) return x.name;
+  return "?";
 }
 
 // The value whose name or alias is `s`, exactly.

@@ -83,15 +83,14 @@ struct PolicyAliases {
 template <class Policy>
 constexpr PolicyAliases policy_aliases(Policy p) noexcept {
   PolicyAliases a;
-  if (const EnumEntry<Policy>* e = enum_entry(p))
-    for (int i = 0; i < 3; ++i) a.names[i] = e->aliases[i];
+  for (const EnumEntry<Policy>& e : enum_entries<Policy>())
+    if (e.value == p)
+      for (int i = 0; i < 3; ++i) a.names[i] = e.aliases[i];
   return a;
 }
 constexpr PolicyAliases round_aliases(Round r) noexcept { return policy_aliases(r); }
 constexpr PolicyAliases overflow_aliases(Overflow o) noexcept { return policy_aliases(o); }
 
-static_assert(std::string_view(round_name(Round::stochastic)) == enum_name(Round::stochastic));
-static_assert(enum_parse<Round>("rp") == Round::upward && enum_parse<Overflow>("satfinite") == Overflow::saturate);
 
 // Exception flags, sticky like IEEE 754-2019 section 7 status flags but held
 // by the caller instead of global state.
