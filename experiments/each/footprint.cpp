@@ -55,7 +55,7 @@ SchemeSize scheme_size(std::string name) {
 // The block schemes of kernels/scaling.h: the MX formats of OCP MX v1.0
 // (section 5.3, Table 1) and NVFP4.
 std::vector<SchemeSize> schemes() {
-#define LPLAB_SCHEME_SIZE(s) scheme_size<kernels::s>(#s),
+#define LPLAB_SCHEME_SIZE(s, ...) scheme_size<kernels::s>(#s),
   return {LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE)};
 #undef LPLAB_SCHEME_SIZE
 }

@@ -243,7 +243,7 @@ struct BlockScheme {
   const k::MmaInstruction* (*instruction)();
   void (*run)(const Context&, bool, std::size_t, std::uint64_t, Table&);
 };
-#define LPLAB_MATRIX_UNIT_SCHEME(s)                                                        \
+#define LPLAB_MATRIX_UNIT_SCHEME(s, ...)                                                       \
   BlockScheme{#s, [] { return block_instruction(k::s); },                                  \
               [](const Context& c, bool pos, std::size_t kk, std::uint64_t g, Table& t) { \
                 run_block(c, #s, k::s, pos, kk, g, t);                                     \

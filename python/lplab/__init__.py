@@ -38,11 +38,13 @@ __all__ = [
 
 # Every enumeration's names, from its one declaration in C++: the docstrings
 # below list them from here ({round}, {unary}, ...).
-_NAMES = {kind: ", ".join(names) for kind, names in _lplab.enum_names().items()}
+# (_NAMES, imported above, is the format names' cache; these are _ENUM_NAMES.)
+_ENUM_NAMES = {kind: ", ".join(names) for kind, names in _lplab.enum_names().items()}
+_ENUM_NAMES["scheme"] = ", ".join(_lplab.block_schemes())
 
 
 def _documented(f):
-    f.__doc__ = f.__doc__.format(**_NAMES)
+    f.__doc__ = f.__doc__.format(**_ENUM_NAMES)
     return f
 
 
@@ -170,7 +172,7 @@ def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = No
              block_size: int | None = None, rule: str | None = None, tensor_scale: bool | None = None,
              packed: bool = False, threads: int = 1) -> Quantized:
     """Block-scaled quantization of float32 values: a named scheme
-    (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, nvfp4, nvfp4_te)
+    ({scheme})
     with any field replaced, or a scheme of your own (elem, scale, block_size,
     rule: one of {rule}). Blocks are runs of
     block_size consecutive elements in row-major order."""

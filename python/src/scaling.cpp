@@ -138,7 +138,7 @@ void bind_block_scaling(nb::module_& m) {
   m.def("block_schemes",
         []() {
           nb::dict d;
-#define LPLAB_PY_SCHEME(name)                                                                                  \
+#define LPLAB_PY_SCHEME(name, ...)                                                                                 \
   {                                                                                                            \
     using S = std::remove_cvref_t<decltype(kernels::name)>;                                                    \
     d[#name] = nb::make_tuple(name_of<typename S::element_type>(), name_of<typename S::scale_type>(),          \

@@ -44,3 +44,17 @@ def test_an_unknown_name_is_refused_with_every_name(call, noun, kind):
         call()
     assert str(e.value).startswith(f"unknown {noun} '")
     assert f"({', '.join(NAMES[kind])})" in str(e.value)
+
+
+def test_quantize_docstring_lists_every_block_scheme():
+    assert ", ".join(lplab.block_schemes()) in lplab.quantize.__doc__
+    assert "nvfp4_te" in lplab.quantize.__doc__
+
+
+def test_format_names_are_not_enumeration_names():
+    # An enumeration's kind ("round") is no format: the format-name cache and
+    # the enumerations' names are separate tables.
+    with pytest.raises(ValueError, match="round"):
+        lplab.convert(np.ones(2, np.float32), "round")
+    y = lplab.convert(np.float32([1.0 + 2.0**-9]), "bf16")
+    assert float(np.asarray(y)[0]) == 1.0

@@ -164,7 +164,7 @@ std::size_t quantize_row(const QuantizeCheck& q, const std::vector<std::size_t>&
 
 // A block scheme's block size (kernels/scaling.h), 0 for the other kinds.
 int block_size(std::string_view scheme) {
-#define LPLAB_SCHEME_BLOCK(s) \
+#define LPLAB_SCHEME_BLOCK(s, ...) \
   if (scheme == #s) return k::s.block_size;
   LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_BLOCK)
 #undef LPLAB_SCHEME_BLOCK

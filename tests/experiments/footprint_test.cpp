@@ -94,7 +94,7 @@ TEST(Footprint, BitsPerElementOfFormatsAndSchemes) {
   EXPECT_EQ(value(t, "dtype", "nvfp4", "storage_bits"), 4.5);
   EXPECT_EQ(value(t, "dtype", "nvfp4", "block_size"), 16);
   // One row per format and one per block scheme (kernels/scaling.h's list).
-#define LPLAB_ONE(s) +1
+#define LPLAB_ONE(s, ...) +1
   EXPECT_EQ(t.rows.size(), kDtypes.size() LPLAB_BLOCK_SCHEMES(LPLAB_ONE));
 #undef LPLAB_ONE
   EXPECT_EQ(value(t, "dtype", "nvfp4_te", "storage_bits"), 4.5);

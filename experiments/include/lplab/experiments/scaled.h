@@ -138,7 +138,7 @@ struct Scheme {
 // an amax history of 1024 steps, its max): row t is scaled by the amaxes of
 // rows t - 1024 .. t - 1, row 0 by TE's initial scale 1. The DeepSeek-V3
 // schemes are E4M3 with 1 x 128 activation tiles and 128 x 128 weight blocks.
-#define LPLAB_BLOCK_SCHEME_ENTRY(s) \
+#define LPLAB_BLOCK_SCHEME_ENTRY(s, ...) \
   Scheme{#s, Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::s, x); }},
 inline constexpr auto schemes = std::to_array<Scheme>({
     LPLAB_BLOCK_SCHEMES(LPLAB_BLOCK_SCHEME_ENTRY)  // kernels/scaling.h

@@ -162,24 +162,30 @@ struct BlockScaling {
   bool tensor_scale = false;
 };
 
-// The concrete MX-compliant formats of OCP MX v1.0: 32 elements share an E8M0 scale.
-inline constexpr BlockScaling<float8_e4m3fn, float8_e8m0fnu> mxfp8_e4m3{};
-inline constexpr BlockScaling<float8_e5m2, float8_e8m0fnu> mxfp8_e5m2{};
-inline constexpr BlockScaling<float6_e2m3fn, float8_e8m0fnu> mxfp6_e2m3{};
-inline constexpr BlockScaling<float6_e3m2fn, float8_e8m0fnu> mxfp6_e3m2{};
-inline constexpr BlockScaling<float4_e2m1fn, float8_e8m0fnu> mxfp4{};
-// NVFP4 (arXiv 2509.25149): 16 E2M1 elements share an E4M3 scale, plus an
-// fp32 scale per tensor.
-inline constexpr BlockScaling<float4_e2m1fn, float8_e4m3fn> nvfp4{
-    .block_size = 16, .rule = ScaleRule::amax_ratio, .tensor_scale = true};
-// NVFP4 in Transformer Engine's reference order (amax_ratio_te above).
-inline constexpr BlockScaling<float4_e2m1fn, float8_e4m3fn> nvfp4_te{
-    .block_size = 16, .rule = ScaleRule::amax_ratio_te, .tensor_scale = true};
+// The block schemes, one line each: X(name, element, scale, settings),
+// where settings are BlockScaling's designated initializers (none: OCP MX's
+// 32 elements, the floor rule, no tensor scale). Each becomes a constant
+// below (kernels::mxfp4, ...) and is listed by that name wherever schemes are
+// enumerated: tables, specs, the CLI, the experiments' scheme list
+// (scaled.h), footprint and Python's block_schemes().
+// - mxfp8_*, mxfp6_*, mxfp4: OCP Microscaling Formats (MX) v1.0, section 5.3,
+//   Table 1: 32 elements share an E8M0 scale.
+// - nvfp4 (arXiv 2509.25149): 16 E2M1 elements share an E4M3 scale, plus an
+//   fp32 scale per tensor; nvfp4_te is the same in Transformer Engine's
+//   reference order (amax_ratio_te, scale_rules.h).
+#define LPLAB_BLOCK_SCHEMES(X)                                                                      \
+  X(mxfp8_e4m3, float8_e4m3fn, float8_e8m0fnu)                                                      \
+  X(mxfp8_e5m2, float8_e5m2, float8_e8m0fnu)                                                        \
+  X(mxfp6_e2m3, float6_e2m3fn, float8_e8m0fnu)                                                      \
+  X(mxfp6_e3m2, float6_e3m2fn, float8_e8m0fnu)                                                      \
+  X(mxfp4, float4_e2m1fn, float8_e8m0fnu)                                                           \
+  X(nvfp4, float4_e2m1fn, float8_e4m3fn, .block_size = 16, .rule = ScaleRule::amax_ratio, .tensor_scale = true) \
+  X(nvfp4_te, float4_e2m1fn, float8_e4m3fn, .block_size = 16, .rule = ScaleRule::amax_ratio_te, .tensor_scale = true)
 
-// Every block scheme above, by the name that tables, specs and the CLI give
-// it: a new scheme is its value above and its entry here, which the
-// experiments' scheme list (scaled.h) and footprint tables enumerate.
-#define LPLAB_BLOCK_SCHEMES(X) X(mxfp8_e4m3) X(mxfp8_e5m2) X(mxfp6_e2m3) X(mxfp6_e3m2) X(mxfp4) X(nvfp4) X(nvfp4_te)
+#define LPLAB_KERNELS_BLOCK_SCHEME(name, Elem, Scale, ...) \
+  inline constexpr BlockScaling<Elem, Scale> name{__VA_ARGS__};
+LPLAB_BLOCK_SCHEMES(LPLAB_KERNELS_BLOCK_SCHEME)
+#undef LPLAB_KERNELS_BLOCK_SCHEME
 
 // Scales for n elements: ceil(n / block_size).
 template <class Elem, class Scale>
