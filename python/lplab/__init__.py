@@ -23,7 +23,7 @@ from . import _lplab
 from ._arrays import Array, canonical as _canonical, decode, ml_dtypes_dtype, new_result as _new_result
 from ._arrays import _CANONICAL as _NAMES, _CODE_DTYPES as _DTYPES, _code_dtype, operand as _operand, result as _result
 from ._lab import Regression, Table, experiments, regress, report, run
-from ._lplab import cpu_model, finfo, force_simd_target, simd_target, simd_targets
+from ._lplab import finfo
 
 __version__ = _lplab.__version__
 
@@ -32,9 +32,15 @@ __all__ = [
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
     "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
     "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale", "add", "mul", "axpy", "triu", "sum",
-    "mean", "amax", "matmul", "matmul_blocks", "accumulators", "experiments", "run", "report", "regress", "cpu_model",
-    "simd_target", "simd_targets", "force_simd_target",
+    "mean", "amax", "matmul", "matmul_blocks", "accumulators", "experiments", "run", "report", "regress",
 ]
+
+# The functions python/src binds as public (def_public: cpu_model,
+# simd_target, ...) are the package's as they are.
+for _name in _lplab._public:
+    globals()[_name] = getattr(_lplab, _name)
+    __all__.append(_name)
+del _name
 
 # Every enumeration's names, from its one declaration in C++: the docstrings
 # below list them from here ({round}, {unary}, ...).

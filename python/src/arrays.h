@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lplab/runtime/formats.h"
@@ -52,6 +53,17 @@ struct Operand {
   kernels::Layout layout() const { return kernels::Layout(shape, strides); }
   FormatId id() const;
 };
+
+// A function of the package's public face: bound here as _lplab.NAME and
+// re-exported by lplab/__init__.py as lplab.NAME (it reads _lplab._public),
+// so that binding a run-time function that needs no Python wrapper is this
+// one call in one file of python/src.
+template <class Func, class... Extra>
+void def_public(nb::module_& m, const char* name, Func&& f, const Extra&... extra) {
+  m.def(name, std::forward<Func>(f), extra...);
+  if (!nb::hasattr(m, "_public")) m.attr("_public") = nb::list();
+  nb::list(m.attr("_public")).append(nb::str(name));
+}
 
 // The format called `name` (every name the tool takes, groups refused): a
 // ValueError with the tool's message otherwise.

@@ -112,16 +112,16 @@ void bind_formats(nb::module_& m) {
         "declared format). ValueError for an unknown name, with suggestions.");
   m.def("storage_bits", [](const std::string& name) { return 8 * storage_bytes(format_named(name)); },
         nb::arg("name"), "Bits a code of the format takes in an array (8, 16, 32 or 64).");
-  m.def("simd_target", []() { return std::string(kernels::current_simd_target().name); },
+  def_public(m, "simd_target", []() { return std::string(kernels::current_simd_target().name); },
         "The SIMD target the kernels run on this CPU (LPLAB_SIMD_TARGET may choose a lower one).");
-  m.def("simd_targets",
+  def_public(m, "simd_targets",
         []() {
           std::vector<std::string> out;
           for (const kernels::SimdTarget& t : kernels::simd_targets()) out.emplace_back(t.name);
           return out;
         },
         "Every SIMD target this CPU runs, best first.");
-  m.def("force_simd_target",
+  def_public(m, "force_simd_target",
         [](const std::string& name) {
           if (name == "auto") return kernels::force_simd_target(0);
           for (const kernels::SimdTarget& t : kernels::simd_targets())
@@ -129,7 +129,7 @@ void bind_formats(nb::module_& m) {
           value_error(fmt::format("no SIMD target '{}' on this CPU", name));
         },
         nb::arg("name"), "Runs the kernels on this target from now on (\"auto\": the best again); every target gives the same bits.");
-  m.def("cpu_model", &kernels::cpu_model, "The CPU's model name.");
+  def_public(m, "cpu_model", &kernels::cpu_model, "The CPU's model name.");
 }
 
 }  // namespace lplab::python

@@ -58,3 +58,12 @@ def test_format_names_are_not_enumeration_names():
         lplab.convert(np.ones(2, np.float32), "round")
     y = lplab.convert(np.float32([1.0 + 2.0**-9]), "bf16")
     assert float(np.asarray(y)[0]) == 1.0
+
+
+def test_public_bindings_are_the_packages():
+    # python/src's def_public: one call binds a function and makes it lplab's.
+    for name in ["cpu_model", "simd_target", "simd_targets", "force_simd_target"]:
+        assert name in _lplab._public
+        assert getattr(lplab, name) is getattr(_lplab, name)
+        assert name in lplab.__all__
+    assert lplab.simd_target() in lplab.simd_targets()
