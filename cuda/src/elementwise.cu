@@ -125,21 +125,17 @@ struct Policy {
   }
 };
 
-// One step: the ops without a libm call inline, the others (tanh, erf, pow,
-// sqrt) through one compiled copy -- both kernels::apply_step.
+// One step: the ops whose vector form is exact (no math-library call) inline,
+// the others (tanh, erf, pow) through one compiled copy -- both
+// kernels::apply_step.
 template <class R>
 __device__ __noinline__ R apply_libm(kernels::Unary op, float param, R x) {
   return kernels::apply_step(op, param, x);
 }
 template <class R>
 __device__ __forceinline__ R apply(const kernels::Step& s, R x) {
-  switch (s.op) {
-    case kernels::Unary::identity:
-    case kernels::Unary::relu:
-    case kernels::Unary::square:
-    case kernels::Unary::scale: return kernels::apply_step(s.op, s.param, x);
-    default: return apply_libm(s.op, s.param, x);
-  }
+  return kernels::vector_form(s.op) == kernels::VectorForm::exact ? kernels::apply_step(s.op, s.param, x)
+                                                                    : apply_libm(s.op, s.param, x);
 }
 
 // The chain in device memory (steps[0..count)).

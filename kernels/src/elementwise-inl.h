@@ -45,27 +45,18 @@ HWY_ATTR void ApplyUnaryF32(Unary op, float param, const float* src, float* dst,
   auto each = [d, N, src, dst, n](auto f) HWY_ATTR {
     for (std::size_t i = 0; i < n; i += N) hn::StoreU(f(hn::LoadU(d, src + i)), d, dst + i);
   };
-  switch (op) {
-    case Unary::identity: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::identity>(d, v, p); }); return;
-    case Unary::relu: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::relu>(d, v, p); }); return;
-    case Unary::gelu_tanh: {
-      // ops::GeluTanh, operation for operation, with Highway's Tanh.
-      const auto k0 = hn::Set(d, 0.79788456080286535587989211986876f);
-      const auto k1 = hn::Set(d, 0.044715f);
-      const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
-      each([&](auto v) HWY_ATTR {
-        const auto u = hn::Mul(k0, hn::Add(v, hn::Mul(k1, hn::Mul(hn::Mul(v, v), v))));
-        return hn::Mul(hn::Mul(half, v), hn::Add(one, hn::Tanh(d, u)));
-      });
-      return;
-    }
-    case Unary::gelu_erf: ScalarLoop(ops::GeluErf{}, src, dst, n); return;  // erff: no vector erf in Highway
-    case Unary::square: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::square>(d, v, p); }); return;
-    case Unary::sqrt: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::sqrt>(d, v, p); }); return;
-    case Unary::rsqrt: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::rsqrt>(d, v, p); }); return;
-    case Unary::pow: ScalarLoop(ops::Pow{param}, src, dst, n); return;
-    case Unary::scale: each([&](auto v) HWY_ATTR { return UnaryVector<Unary::scale>(d, v, p); }); return;
-  }
+  // Each op as its vector form says (elementwise.h's list).
+  auto apply = [&]<Unary kOp, class F>() HWY_ATTR {
+    if constexpr (vector_form(kOp) == VectorForm::scalar)
+      ScalarLoop(ops::make<F>(param), src, dst, n);
+    else
+      each([&](auto v) HWY_ATTR { return UnaryVector<kOp>(d, v, p); });
+  };
+#define LPLAB_APPLY_UNARY(name, functor, form, doc) \
+  case Unary::name:                                 \
+    return apply.template operator()<Unary::name, ops::functor>();
+  switch (op) { LPLAB_UNARY_OPS(LPLAB_APPLY_UNARY) }
+#undef LPLAB_APPLY_UNARY
 }
 
 // out = a op b on float buffers, n a multiple of 64.

@@ -126,10 +126,14 @@ HWY_INLINE void FusedLoop(const FusedArgs& args, F f) {
 template <Descriptor D, bool kExact>
 HWY_INLINE bool FusedFormat(const FusedArgs& args) {
   auto unary = [&]<Unary kOp>() HWY_ATTR {
-    FusedLoop<D, kExact>(args, [p = args.param](auto df, auto v, auto) HWY_ATTR {
-      return UnaryVector<kOp>(df, v, hn::Set(df, p));
-    });
-    return true;
+    if constexpr (vector_form(kOp) != VectorForm::exact) {
+      return false;
+    } else {
+      FusedLoop<D, kExact>(args, [p = args.param](auto df, auto v, auto) HWY_ATTR {
+        return UnaryVector<kOp>(df, v, hn::Set(df, p));
+      });
+      return true;
+    }
   };
   auto binary = [&]<Binary kOp>() HWY_ATTR {
     FusedLoop<D, kExact>(args, [p = args.param](auto df, auto va, auto vb) HWY_ATTR {
@@ -147,15 +151,13 @@ HWY_INLINE bool FusedFormat(const FusedArgs& args) {
     }
     return false;
   }
-  switch (args.unary) {
-    case Unary::identity: return unary.template operator()<Unary::identity>();
-    case Unary::relu: return unary.template operator()<Unary::relu>();
-    case Unary::square: return unary.template operator()<Unary::square>();
-    case Unary::sqrt: return unary.template operator()<Unary::sqrt>();
-    case Unary::rsqrt: return unary.template operator()<Unary::rsqrt>();
-    case Unary::scale: return unary.template operator()<Unary::scale>();
-    default: return false;
-  }
+  // The ops whose vector form is exact (elementwise.h's list).
+#define LPLAB_FUSED_UNARY(name, functor, form, doc) \
+  case Unary::name:                                 \
+    return unary.template operator()<Unary::name>();
+  switch (args.unary) { LPLAB_UNARY_OPS(LPLAB_FUSED_UNARY) }
+#undef LPLAB_FUSED_UNARY
+  return false;
 }
 
 template <Descriptor D>

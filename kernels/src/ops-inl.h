@@ -10,6 +10,7 @@
 #define LPLAB_KERNELS_OPS_INL_H_
 #endif
 
+#include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "lplab/kernels/elementwise.h"
 
@@ -24,14 +25,22 @@ HWY_INLINE V Quiet(V v) {
   return hn::IfThenElse(hn::IsNaN(v), hn::Add(v, v), v);
 }
 
-// The correctly rounded unary ops (not gelu, pow: elementwise-inl.h's
-// ApplyUnaryF32); `param` is scale's factor.
+// The unary ops whose vector form (elementwise.h) is exact -- correctly
+// rounded, as their functors at float -- or vector (gelu_tanh: Highway's
+// Tanh); `param` is scale's factor.
 template <Unary kOp, class DF, class V = hn::Vec<DF>>
 HWY_INLINE V UnaryVector(DF df, V v, V param) {
   if constexpr (kOp == Unary::identity) {
     return Quiet(v);
   } else if constexpr (kOp == Unary::relu) {
     return hn::IfThenZeroElse(hn::Lt(v, hn::Zero(df)), Quiet(v));
+  } else if constexpr (kOp == Unary::gelu_tanh) {
+    // ops::GeluTanh, operation for operation, with Highway's Tanh.
+    const auto k0 = hn::Set(df, 0.79788456080286535587989211986876f);
+    const auto k1 = hn::Set(df, 0.044715f);
+    const auto half = hn::Set(df, 0.5f), one = hn::Set(df, 1.0f);
+    const auto u = hn::Mul(k0, hn::Add(v, hn::Mul(k1, hn::Mul(hn::Mul(v, v), v))));
+    return hn::Mul(hn::Mul(half, v), hn::Add(one, hn::Tanh(df, u)));
   } else if constexpr (kOp == Unary::square) {
     return hn::Mul(v, v);
   } else if constexpr (kOp == Unary::sqrt) {

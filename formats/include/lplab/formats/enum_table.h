@@ -37,12 +37,15 @@ struct EnumEntry {
 // Declares the table of `Enum` (in the enum's namespace, found by
 // argument-dependent lookup): `noun` names one value in messages
 // ("unknown <noun> 'x'").
-#define LPLAB_ENUM_TABLE(Enum, Noun, LIST)                                  \
-  struct Enum##_enum_table {                                                \
-    using Self = Enum;                                                      \
-    static constexpr const char* noun = Noun;                               \
-    static constexpr ::lplab::EnumEntry<Enum> entries[] = {LIST(LPLAB_ENUM_ENTRY)}; \
-  };                                                                        \
+#define LPLAB_ENUM_TABLE(Enum, Noun, LIST) LPLAB_ENUM_TABLE_OF(Enum, Noun, LIST, LPLAB_ENUM_ENTRY)
+// The same for a list whose lines carry more than the names (the unary ops'
+// functors): ENTRY(line's arguments) is LPLAB_ENUM_ENTRY(name, doc, aliases...).
+#define LPLAB_ENUM_TABLE_OF(Enum, Noun, LIST, ENTRY)                                \
+  struct Enum##_enum_table {                                                        \
+    using Self = Enum;                                                              \
+    static constexpr const char* noun = Noun;                                       \
+    static constexpr ::lplab::EnumEntry<Enum> entries[] = {LIST(ENTRY)};            \
+  };                                                                                \
   constexpr Enum##_enum_table lplab_enum_table(Enum) { return {}; }
 
 template <class E>

@@ -30,26 +30,59 @@
 
 namespace lplab::kernels {
 
-// The ops, each list declared once with its names (enum_table.h):
-// X(name, what it computes). A new op is its line here and its case in
-// apply_step / apply_binary (and the SIMD kernels' in elementwise-inl.h).
-#define LPLAB_UNARY_OPS(X)                                                                          \
-  X(identity, "a cast: the value, rounded into the output format")                                 \
-  X(relu, "max(x, 0) (ops::Relu)")                                                                  \
-  X(gelu_tanh, "GELU, tanh form (ops::GeluTanh); fp32 tanh: Highway contrib/math Tanh (<= 4 ulp)") \
-  X(gelu_erf, "GELU, erf form (ops::GeluErf); fp32 erf: the C library's erff (glibc: <= 1 ulp)")   \
-  X(square, "x * x")                                                                                \
-  X(sqrt, "the square root, correctly rounded")                                                     \
-  X(rsqrt, "1 / sqrt(x), two correctly rounded fp32 operations")                                   \
-  X(pow, "x^param; fp32: the C library's powf (glibc: <= 1 ulp)")                                  \
-  X(scale, "param * x")
+// The ops, each list declared once with its names (enum_table.h).
+// A unary op is one line, X(name, functor, vector form, what it computes):
+// its functor in ops.h is its portable statement (the scalar reference, the
+// fp64 path and a device's), and the vector form says how the SIMD kernels
+// compute it at fp32 --
+//   exact:  UnaryVector<op> (ops-inl.h), bit-identical to the functor at
+//           float; the fused convert-op-convert engine and a device inline it;
+//   vector: UnaryVector<op>, within the tolerance its description states
+//           (a vector math function);
+//   scalar: the functor, element by element (a C library function with no
+//           vector equal).
+// Every dispatch (apply_step, check_step, the SIMD loop, the fused engine,
+// the CUDA backend) is generated from these lines; a new op is its line, its
+// functor and, for exact or vector, its branch of UnaryVector.
+#define LPLAB_UNARY_OPS(X)                                                                                 \
+  X(identity, Identity, exact, "a cast: the value, rounded into the output format")                         \
+  X(relu, Relu, exact, "max(x, 0) (ops::Relu)")                                                             \
+  X(gelu_tanh, GeluTanh, vector,                                                                            \
+    "GELU, tanh form (ops::GeluTanh); fp32 tanh: Highway contrib/math Tanh (<= 4 ulp)")                     \
+  X(gelu_erf, GeluErf, scalar, "GELU, erf form (ops::GeluErf); fp32 erf: the C library's erff (glibc: <= 1 ulp)") \
+  X(square, Square, exact, "x * x")                                                                         \
+  X(sqrt, Sqrt, exact, "the square root, correctly rounded")                                                \
+  X(rsqrt, Rsqrt, exact, "1 / sqrt(x), two correctly rounded fp32 operations")                              \
+  X(pow, Pow, scalar, "x^param; fp32: the C library's powf (glibc: <= 1 ulp)")                              \
+  X(scale, Scale, exact, "param * x")
+#define LPLAB_UNARY_OP_ENTRY(name, functor, form, doc) LPLAB_ENUM_ENTRY(name, doc)
 #define LPLAB_BINARY_OPS(X)       \
   X(add, "a + b")                 \
   X(mul, "a * b")                 \
   X(axpy, "alpha * a + b, one rounding (fma)")
 
 enum class Unary { LPLAB_UNARY_OPS(LPLAB_ENUMERATOR) };
-LPLAB_ENUM_TABLE(Unary, "unary op", LPLAB_UNARY_OPS)
+LPLAB_ENUM_TABLE_OF(Unary, "unary op", LPLAB_UNARY_OPS, LPLAB_UNARY_OP_ENTRY)
+
+// How the SIMD kernels compute an op (its line's third column).
+enum class VectorForm { exact, vector, scalar };
+#define LPLAB_UNARY_FORM(name, functor, form, doc) \
+  case Unary::name:                                \
+    return VectorForm::form;
+LPLAB_HD constexpr VectorForm vector_form(Unary op) {
+  switch (op) { LPLAB_UNARY_OPS(LPLAB_UNARY_FORM) }
+  return VectorForm::scalar;
+}
+#undef LPLAB_UNARY_FORM
+// Whether the op takes Step::param (its functor is built from it: pow, scale).
+#define LPLAB_UNARY_PARAM(name, functor, form, doc) \
+  case Unary::name:                                 \
+    return ops::takes_param<ops::functor>;
+LPLAB_HD constexpr bool takes_param(Unary op) {
+  switch (op) { LPLAB_UNARY_OPS(LPLAB_UNARY_PARAM) }
+  return false;
+}
+#undef LPLAB_UNARY_PARAM
 enum class Binary { LPLAB_BINARY_OPS(LPLAB_ENUMERATOR) };
 LPLAB_ENUM_TABLE(Binary, "binary op", LPLAB_BINARY_OPS)
 
@@ -141,21 +174,15 @@ void check_map_binary(Binary op, float alpha, const Operand& a, const Operand& b
 
 // One step, and one binary op, in R (double for Compute::fp64, float on a
 // device), through the ops:: functors: the portable statement of each op.
+#define LPLAB_UNARY_APPLY(name, functor, form, doc) \
+  case Unary::name:                                 \
+    return ops::make<ops::functor>(param)(x);
 template <class R>
 LPLAB_HD R apply_step(Unary op, float param, R x) {
-  switch (op) {
-    case Unary::identity: return x;
-    case Unary::relu: return ops::Relu{}(x);
-    case Unary::gelu_tanh: return ops::GeluTanh{}(x);
-    case Unary::gelu_erf: return ops::GeluErf{}(x);
-    case Unary::square: return ops::Square{}(x);
-    case Unary::sqrt: return ops::Sqrt{}(x);
-    case Unary::rsqrt: return ops::Rsqrt{}(x);
-    case Unary::pow: return ops::Pow{param}(x);
-    case Unary::scale: return ops::Scale{param}(x);
-  }
+  switch (op) { LPLAB_UNARY_OPS(LPLAB_UNARY_APPLY) }
   return x;
 }
+#undef LPLAB_UNARY_APPLY
 template <class R>
 LPLAB_HD R apply_binary(Binary op, float alpha, R a, R b) {
   switch (op) {

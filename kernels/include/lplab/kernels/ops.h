@@ -18,6 +18,26 @@
 
 namespace lplab::kernels::ops {
 
+// An op built from a step's parameter (pow's exponent, scale's factor)
+// where it takes one: takes_param<F> says whether F{p} is its construction.
+template <class F>
+inline constexpr bool takes_param = requires { F{0.0f}; };
+template <class F>
+LPLAB_HD constexpr F make(float param) {
+  if constexpr (takes_param<F>)
+    return F{param};
+  else
+    return F{};
+}
+
+// The value itself: a cast, whose rounding is the output's.
+struct Identity {
+  template <class R>
+  LPLAB_HD R operator()(R x) const {
+    return x;
+  }
+};
+
 // relu(x) = x for x >= 0 or NaN (the sign of -0 kept), +0 for x < 0.
 struct Relu {
   template <class R>
