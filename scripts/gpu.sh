@@ -9,7 +9,7 @@
 #      model, bit for bit;
 #   3. cuda_bench: conversions, quantization and elementwise ops against a
 #      device-to-device copy, the emulated matmuls against cuBLASLt.
-# Logs go to build/gpu/. It exits non-zero if a test fails, if the probe finds
+# Logs go to build/gpu/. It exits non-zero if ctest -L gpu finds no test, if a test fails, if the probe finds
 # a differing D, or if a GPU test was SKIPPED (a skip is not a pass: the one
 # test that runs only without a GPU, Backend.says_why_when_there_is_no_device,
 # apart).
@@ -30,7 +30,11 @@ fi
 [[ -x "$build/tests/backend_test" ]] || die "$build has no CUDA backend: was nvcc found when it was configured?"
 status=0
 echo "== ctest -L gpu"
+listed=$(ctest --test-dir "$build" -N -L gpu | sed -n 's/^Total Tests: //p')
+[[ "${listed:-0}" -gt 0 ]] || die "ctest -L gpu lists no test in $build: the GPU tests are not labelled gpu"
+echo "$listed GPU tests"
 ctest --test-dir "$build" -L gpu --output-on-failure 2>&1 | tee "$out/ctest.txt" || status=1
+grep -q "tests passed\|tests failed" "$out/ctest.txt" || { echo "gpu.sh: ctest -L gpu ran no test"; status=1; }
 skipped=$(grep -E "\*\*\*Skipped|Not Run" "$out/ctest.txt" | grep -v "says_why_when_there_is_no_device" || true)
 if [[ -n "$skipped" ]]; then
   echo "gpu.sh: GPU tests SKIPPED (not run, not passed):"

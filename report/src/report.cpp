@@ -16,6 +16,7 @@
 #include <set>
 
 #include "lplab/lab/device_peaks.h"
+#include "lplab/lab/files.h"
 #include "report_document.h"
 #include "report_page.h"
 #include "lplab/experiments/runner.h"
@@ -38,14 +39,10 @@ struct Section {
   double seconds = 0;
 };
 
-// Writes a whole file or throws (a full disk must not leave a truncated
-// table in a report that then looks complete).
-void write(const std::string& path, const std::string& content) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << content;
-  f.flush();
-  if (!f) throw UsageError(fmt::format("report: cannot write {} (disk full?)", path));
-}
+// Writes a whole file or throws WriteError with the cause (a full disk must
+// not leave a truncated table in a report that then looks complete): the
+// lab's one writer (files.h), into the report's temporary folder.
+void write(const std::string& path, const std::string& content) { write_file_atomic(path, content); }
 
 // `dir` without trailing slashes: "out/" names the report out, whose
 // parent is the current directory and whose temporary folder is out.tmpPID

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
+#include "lplab/lab/table.h"
 #include "lplab/experiments/runner.h"
 #include "lplab/runtime/text.h"
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
+#include "lplab/lab/table.h"
 #include "lplab/runtime/text.h"
 #include "lplab/kernels/mma.h"
 

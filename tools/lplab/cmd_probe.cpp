@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
+#include "lplab/lab/table.h"
 #if defined(LPLAB_HAVE_CUDA)
 #include "lplab/cuda/probe.h"
 #endif

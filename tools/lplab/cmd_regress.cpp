@@ -53,8 +53,12 @@ int run_regress_golden(const std::string& dir, bool update, const std::vector<st
   const std::vector<std::string> suites = select_suites(only);  // every name is checked before any work
   const std::filesystem::path root(dir);
   std::error_code ec;
-  if (!update && !std::filesystem::is_directory(root, ec))
-    throw UsageError(fmt::format("{}: no such baseline directory (give --baselines DIR)", dir));
+  if (update && std::filesystem::exists(root, ec) && !std::filesystem::is_directory(root, ec))
+    throw UsageError(fmt::format("{}: not a directory", dir));
+  // Without --update, read and parse every baseline first (read_baselines
+  // refuses a missing directory, a broken file, an empty baseline): a bad
+  // one stops the run before any suite is computed.
+  const std::vector<GoldenFile> baselines = update ? std::vector<GoldenFile>{} : read_baselines(dir, suites);
 
   // Ctrl-C between suites stops the run ("interrupted: nothing was
   // written"): --update computes every suite before it writes any.
@@ -68,8 +72,6 @@ int run_regress_golden(const std::string& dir, bool update, const std::vector<st
   };
 
   if (update) {
-    if (std::filesystem::exists(root, ec) && !std::filesystem::is_directory(root, ec))
-      throw UsageError(fmt::format("{}: not a directory", dir));
     std::vector<GoldenFile> computed;
     for (const std::string& s : suites) computed.push_back(compute(s));
     progress.finish();
@@ -83,9 +85,6 @@ int run_regress_golden(const std::string& dir, bool update, const std::vector<st
     return 0;
   }
 
-  // Read and parse every baseline first: a broken file stops the run before
-  // any suite is computed.
-  const std::vector<GoldenFile> baselines = read_baselines(dir, suites);
   std::size_t changed_suites = 0, changes_total = 0, entries_total = 0;
   for (std::size_t i = 0; i < suites.size(); ++i) {
     const GoldenFile now = compute(suites[i]);

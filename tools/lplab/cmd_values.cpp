@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lplab/commands.h"
+#include "lplab/lab/table.h"
 #include "lplab/runtime/text.h"
 
 namespace lplab::tool {
