@@ -317,14 +317,22 @@ TEST(Enumerations, names_round_trip_through_every_table) {
   expect_round_trip<Accumulator>();
 }
 
+// The names of this writing, in declaration order: a value added after them
+// keeps these (a name renamed, dropped or moved fails).
+template <class E>
+void expect_names_start(const std::string& known) {
+  const std::string all = enum_names_text<E>();
+  EXPECT_TRUE(all == known || all.starts_with(known + ", ")) << all;
+}
+
 TEST(Enumerations, names_are_the_ones_the_tool_and_python_spell) {
-  EXPECT_EQ(enum_names_text<Unary>(), "identity, relu, gelu_tanh, gelu_erf, square, sqrt, rsqrt, pow, scale");
-  EXPECT_EQ(enum_names_text<Binary>(), "add, mul, axpy");
-  EXPECT_EQ(enum_names_text<Compute>(), "per_op, fused, fp64");
-  EXPECT_EQ(enum_names_text<Accumulate>(), "fp64, fp32, storage");
-  EXPECT_EQ(enum_names_text<ScaleRule>(), "floor, ceil, amax_ratio, amax_ratio_te");
-  EXPECT_EQ(enum_names_text<AmaxSource>(), "current, history_max, history_most_recent");
-  EXPECT_EQ(enum_names_text<Accumulator>(), "fp64, fp32, fp16, bf16, tensor_core, bf16_dot2, instruction");
+  expect_names_start<Unary>("identity, relu, gelu_tanh, gelu_erf, square, sqrt, rsqrt, pow, scale");
+  expect_names_start<Binary>("add, mul, axpy");
+  expect_names_start<Compute>("per_op, fused, fp64");
+  expect_names_start<Accumulate>("fp64, fp32, storage");
+  expect_names_start<ScaleRule>("floor, ceil, amax_ratio, amax_ratio_te");
+  expect_names_start<AmaxSource>("current, history_max, history_most_recent");
+  expect_names_start<Accumulator>("fp64, fp32, fp16, bf16, tensor_core, bf16_dot2, instruction");
   EXPECT_STREQ(unary_name(Unary::gelu_tanh), "gelu_tanh");
   EXPECT_STREQ(binary_name(Binary::axpy), "axpy");
   EXPECT_STREQ(accumulator_name(Accumulator::bf16_dot2), "bf16_dot2");
@@ -383,10 +391,11 @@ TEST(BlockPairs, the_list_is_what_the_concepts_accept) {
   static_assert(std::size(kCatalogNames) == std::tuple_size_v<catalog_tuple>);
   expect_pairs(std::make_index_sequence<std::tuple_size_v<catalog_tuple>>());
   for (const BlockPairName& p : kBlockPairs) EXPECT_TRUE(listed_element(p.element)) << p.element;
-  EXPECT_EQ(std::size(kBlockPairs), 14u);
-  EXPECT_EQ(scaling_elements_text(),
-            "float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, "
-            "float4_e2m1fn");
+  EXPECT_GE(std::size(kBlockPairs), 14u);  // the 14 of OCP MX and NVFP4, and any added
+  EXPECT_TRUE(scaling_elements_text().starts_with(
+      "float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, "
+      "float4_e2m1fn"))
+      << scaling_elements_text();
   EXPECT_TRUE(block_pairs_text().starts_with(
       "float8_e4m3fn with float8_e8m0fnu or float8_e4m3fn scales; float8_e5m2 with float8_e8m0fnu or "))
       << block_pairs_text();
