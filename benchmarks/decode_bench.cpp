@@ -1,0 +1,180 @@
+// Decodes (format -> float) of the data users have, beside a float memcpy of
+// the output from the same run (issue 44: ≥ 0.5× in cache, ≥ 0.9× out of
+// cache). Each format is decoded from four kinds of codes:
+//   quarter: N(0, (max/4)^2) rounded in (kernels_bench's data: a tensor
+//            scaled to its format's range; almost no subnormals);
+//   normal:  N(0, 1) rounded in: unscaled activations (for E4M3, 1.2 % of
+//            them subnormal; for E8M0, the scales of N(0, 1) blocks);
+//   mx:      the element codes of an MX quantization of N(0, 1) (OCP MX
+//            v1.0: 32 elements share an E8M0 scale, so each block's small
+//            elements land in the subnormals and zero);
+//   codes:   every code in turn (NaN, infinities, subnormals, zeros).
+// Sub-byte formats are decoded from one code per byte (packed.h's unpacked
+// form). At the end a table prints each rate and its ratio to the memcpy,
+// with the CPU model and the SIMD target.
+//
+//   build/release/benchmarks/decode_bench [--benchmark_repetitions=3
+//       --benchmark_report_aggregates_only=true]
+//   LPLAB_SIMD_TARGET=AVX2 build/release/benchmarks/decode_bench   (a lower target)
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_rates.h"
+#include "lplab/kernels.h"
+
+namespace {
+
+constexpr std::size_t kInCache = std::size_t{1} << 14;    // 16K values: 64 KiB of floats out
+constexpr std::size_t kOutOfCache = std::size_t{1} << 24;  // 16M values: 64 MiB of floats out
+
+enum class Data { quarter, normal, mx, codes };
+constexpr const char* kDataNames[] = {"quarter", "normal", "mx", "codes"};
+
+std::vector<float> gaussian(std::size_t n, double sigma) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> dist(0.0, 1.0);
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(dist(rng) * sigma);
+  return v;
+}
+
+// Whether an OCP MX scheme has T as its element format.
+template <class T>
+constexpr bool kHasMx = std::is_same_v<T, lplab::float8_e4m3fn> || std::is_same_v<T, lplab::float8_e5m2> ||
+                        std::is_same_v<T, lplab::float6_e2m3fn> || std::is_same_v<T, lplab::float6_e3m2fn> ||
+                        std::is_same_v<T, lplab::float4_e2m1fn>;
+
+template <class T>
+std::vector<T> codes_of(Data data, std::size_t n) {
+  namespace k = lplab::kernels;
+  std::vector<T> out(n);
+  switch (data) {
+    case Data::quarter:
+      k::convert(std::span<const float>(gaussian(n, std::min(double(lplab::finfo<T>::max) / 4, 1e30))),
+                 std::span(out));
+      break;
+    case Data::normal: k::convert(std::span<const float>(gaussian(n, 1.0)), std::span(out)); break;
+    case Data::mx:
+      if constexpr (kHasMx<T>) {
+        const k::BlockScaling<T, lplab::float8_e8m0fnu> s{};
+        std::vector<lplab::float8_e8m0fnu> scales(k::scales_needed(s, n));
+        k::quantize(s, std::span<const float>(gaussian(n, 1.0)), std::span(out), std::span(scales));
+      }
+      break;
+    case Data::codes: {
+      constexpr std::uint64_t count = std::uint64_t{1} << lplab::finfo<T>::bits;
+      for (std::size_t i = 0; i < n; ++i) out[i] = T::from_bits(i % count);
+      break;
+    }
+  }
+  return out;
+}
+
+template <class T>
+void BM_decode(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto data = static_cast<Data>(state.range(1));
+  if (data == Data::mx && !kHasMx<T>) {
+    state.SkipWithError("no MX scheme has this element format");
+    return;
+  }
+  const std::vector<T> in = codes_of<T>(data, n);
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    lplab::kernels::convert(std::span<const T>(in), std::span(out));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  bench::rate_counter(state, "values/s", static_cast<double>(n));
+  state.SetLabel(lplab::kernels::current_simd_target().name);
+}
+
+// The baseline: a float memcpy of the output's bytes.
+void BM_memcpy(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const std::vector<float> in = gaussian(n, 1.0);
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    std::memcpy(out.data(), in.data(), n * sizeof(float));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  bench::rate_counter(state, "values/s", static_cast<double>(n));
+}
+
+struct Format {
+  const char* name;
+  void (*bench)(benchmark::State&);
+};
+const Format kFormats[] = {
+    {"e4m3", BM_decode<lplab::float8_e4m3fn>}, {"e5m2", BM_decode<lplab::float8_e5m2>},
+    {"e4m3fnuz", BM_decode<lplab::float8_e4m3fnuz>}, {"e8m0", BM_decode<lplab::float8_e8m0fnu>},
+    {"e2m3", BM_decode<lplab::float6_e2m3fn>},  {"e3m2", BM_decode<lplab::float6_e3m2fn>},
+    {"e2m1", BM_decode<lplab::float4_e2m1fn>},  {"fp16", BM_decode<lplab::float16>},
+    {"bf16", BM_decode<lplab::bfloat16>},
+};
+const std::size_t kSizes[] = {kInCache, kOutOfCache};
+
+std::string run_name(const std::string& format, std::size_t n, int data) {
+  return "decode/" + format + "->float/n:" + std::to_string(n) + "/data:" + std::to_string(data);
+}
+
+void register_all() {
+  for (const Format& f : kFormats)
+    benchmark::RegisterBenchmark((std::string("decode/") + f.name + "->float").c_str(), f.bench)
+        ->ArgsProduct({{static_cast<std::int64_t>(kInCache), static_cast<std::int64_t>(kOutOfCache)}, {0, 1, 2, 3}})
+        ->ArgNames({"n", "data"});
+  benchmark::RegisterBenchmark("memcpy/float", BM_memcpy)
+      ->ArgsProduct({{static_cast<std::int64_t>(kInCache), static_cast<std::int64_t>(kOutOfCache)}})
+      ->ArgNames({"n"});
+}
+
+void summary() {
+  std::printf("\nCPU: %s; SIMD target: %s\n", lplab::kernels::cpu_model().c_str(),
+              lplab::kernels::current_simd_target().name.c_str());
+  std::printf("decode -> float, G values/s and the ratio to a float memcpy of the output (same run)\n");
+  std::printf("%-9s %-8s", "format", "where");
+  for (const char* d : kDataNames) std::printf(" %16s", d);
+  std::printf("\n");
+  for (const Format& f : kFormats)
+    for (std::size_t n : kSizes) {
+      const double base = bench::rate("memcpy/float/n:" + std::to_string(n));
+      std::printf("%-9s %-8s", f.name, n == kInCache ? "in" : "out");
+      for (int d = 0; d < 4; ++d) {
+        const double r = bench::rate(run_name(f.name, n, d));
+        if (std::isnan(r))
+          std::printf(" %16s", "-");
+        else
+          std::printf("  %6.3f (%5.2fx)", r / 1e9, r / base);
+      }
+      std::printf("\n");
+    }
+  std::printf("memcpy: %.3f G floats/s in cache, %.3f out of cache\n",
+              bench::rate("memcpy/float/n:" + std::to_string(kInCache)) / 1e9,
+              bench::rate("memcpy/float/n:" + std::to_string(kOutOfCache)) / 1e9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  register_all();
+  benchmark::AddCustomContext("cpu_model", lplab::kernels::cpu_model());
+  benchmark::AddCustomContext("simd_target", lplab::kernels::current_simd_target().name);
+  bench::Collector reporter({"values/s"});
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  summary();
+  benchmark::Shutdown();
+  return 0;
+}
