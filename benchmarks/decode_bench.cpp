@@ -1,6 +1,6 @@
 // Decodes (format -> float) of the data users have, beside a float memcpy of
 // the output from the same run (issue 44: ≥ 0.5× in cache, ≥ 0.9× out of
-// cache). Each format is decoded from four kinds of codes:
+// cache). Every catalog format is decoded from four kinds of codes:
 //   quarter: N(0, (max/4)^2) rounded in (kernels_bench's data: a tensor
 //            scaled to its format's range; almost no subnormals);
 //   normal:  N(0, 1) rounded in: unscaled activations (for E4M3, 1.2 % of
@@ -25,6 +25,8 @@
 #include <map>
 #include <random>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bench_rates.h"
@@ -38,19 +40,20 @@ constexpr std::size_t kOutOfCache = std::size_t{1} << 24;  // 16M values: 64 MiB
 enum class Data { quarter, normal, mx, codes };
 constexpr const char* kDataNames[] = {"quarter", "normal", "mx", "codes"};
 
+// N(0, sigma^2) floats (bench_rates.h's N(0, 1) sample, scaled).
 std::vector<float> gaussian(std::size_t n, double sigma) {
-  std::mt19937 rng(7);
-  std::normal_distribution<double> dist(0.0, 1.0);
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(dist(rng) * sigma);
+  std::vector<float> v = bench::normal<float>(n, 7);
+  for (float& x : v) x = static_cast<float>(x * sigma);
   return v;
 }
 
-// Whether an OCP MX scheme has T as its element format.
+// Whether an OCP MX scheme (kernels/scaling.h's list, E8M0 scales) has T as
+// its element format.
+#define LPLAB_MX_ELEMENT(name, Elem, Scale, ...) \
+  || (std::is_same_v<T, lplab::Elem> && std::is_same_v<lplab::Scale, lplab::float8_e8m0fnu>)
 template <class T>
-constexpr bool kHasMx = std::is_same_v<T, lplab::float8_e4m3fn> || std::is_same_v<T, lplab::float8_e5m2> ||
-                        std::is_same_v<T, lplab::float6_e2m3fn> || std::is_same_v<T, lplab::float6_e3m2fn> ||
-                        std::is_same_v<T, lplab::float4_e2m1fn>;
+constexpr bool kHasMx = false LPLAB_BLOCK_SCHEMES(LPLAB_MX_ELEMENT);
+#undef LPLAB_MX_ELEMENT
 
 template <class T>
 std::vector<T> codes_of(Data data, std::size_t n) {
@@ -116,13 +119,17 @@ struct Format {
   const char* name;
   void (*bench)(benchmark::State&);
 };
-const Format kFormats[] = {
-    {"e4m3", BM_decode<lplab::float8_e4m3fn>}, {"e5m2", BM_decode<lplab::float8_e5m2>},
-    {"e4m3fnuz", BM_decode<lplab::float8_e4m3fnuz>}, {"e8m0", BM_decode<lplab::float8_e8m0fnu>},
-    {"e2m3", BM_decode<lplab::float6_e2m3fn>},  {"e3m2", BM_decode<lplab::float6_e3m2fn>},
-    {"e2m1", BM_decode<lplab::float4_e2m1fn>},  {"fp16", BM_decode<lplab::float16>},
-    {"bf16", BM_decode<lplab::bfloat16>},
-};
+// Every catalog format but float32 itself (formats/catalog.h's list).
+#define LPLAB_DECODE_FORMAT(type, names, description) \
+  Format{lplab::type::descriptor.name.c_str(), BM_decode<lplab::type>},
+const Format kAll[] = {LPLAB_FORMAT_CATALOG(LPLAB_DECODE_FORMAT)};
+#undef LPLAB_DECODE_FORMAT
+const std::vector<Format> kFormats = [] {
+  std::vector<Format> v;
+  for (const Format& f : kAll)
+    if (std::string_view(f.name) != "float32") v.push_back(f);
+  return v;
+}();
 const std::size_t kSizes[] = {kInCache, kOutOfCache};
 
 std::string run_name(const std::string& format, std::size_t n, int data) {
@@ -143,13 +150,13 @@ void summary() {
   std::printf("\nCPU: %s; SIMD target: %s\n", lplab::kernels::cpu_model().c_str(),
               lplab::kernels::current_simd_target().name.c_str());
   std::printf("decode -> float, G values/s and the ratio to a float memcpy of the output (same run)\n");
-  std::printf("%-9s %-8s", "format", "where");
+  std::printf("%-19s %-6s", "format", "where");
   for (const char* d : kDataNames) std::printf(" %16s", d);
   std::printf("\n");
   for (const Format& f : kFormats)
     for (std::size_t n : kSizes) {
       const double base = bench::rate("memcpy/float/n:" + std::to_string(n));
-      std::printf("%-9s %-8s", f.name, n == kInCache ? "in" : "out");
+      std::printf("%-19s %-6s", f.name, n == kInCache ? "in" : "out");
       for (int d = 0; d < 4; ++d) {
         const double r = bench::rate(run_name(f.name, n, d));
         if (std::isnan(r))
