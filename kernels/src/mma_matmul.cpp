@@ -11,6 +11,7 @@
 #include "lplab/kernels/mma.h"
 #include "lplab/kernels/plans.h"
 #include "row_bands.h"
+#include "mma_simd.h"
 #include "tensor_core.h"
 
 namespace lplab::kernels::detail {
@@ -36,7 +37,15 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
   const bool fp32_out = i.c == MmaType::f32 && (mm.rounding == MmaRounding::truncate_fp32 ||
                                                 mm.rounding == MmaRounding::truncate_e8m13);
   const bool fp16_out = i.c == MmaType::f16 && i.d == MmaType::f16 && mm.rounding == MmaRounding::nearest_fp16;
-  if (!scaled && mm.algorithm == MmaAlgorithm::truncated && (fp32_out || fp16_out)) {
+  // A and B with k padded to whole instructions (zeros), for the SIMD kernels.
+  auto padded = [&](std::vector<float>& a, std::vector<float>& b) {
+    a.assign(p.m * kp, 0.0f);
+    b.assign(kp * p.n, 0.0f);
+    for (std::size_t r = 0; r < p.m; ++r) std::copy(p.a + r * p.k, p.a + (r + 1) * p.k, a.begin() + r * kp);
+    std::copy(p.b, p.b + p.k * p.n, b.begin());
+  };
+  const bool truncated = mm.algorithm == MmaAlgorithm::truncated || mm.algorithm == MmaAlgorithm::scaled;
+  if (truncated && scaled == (mm.algorithm == MmaAlgorithm::scaled) && (fp32_out || fp16_out)) {
     // fp16 C and D: 11 significant bits, binades -14 .. 15, to nearest-even.
     const TensorCoreModel tc{.block = mm.group,
                              .fraction_bits = mm.fraction_bits,
@@ -48,10 +57,21 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
                              .emin_out = mm.emin_d,
                              .emax_out = fp16_out ? finfo<float16>::maxexp : 128,
                              .nearest = fp16_out};
-    std::vector<float> a(p.m * kp, 0.0f), b(kp * p.n, 0.0f);
-    for (std::size_t r = 0; r < p.m; ++r) std::copy(p.a + r * p.k, p.a + (r + 1) * p.k, a.begin() + r * kp);
-    std::copy(p.b, p.b + p.k * p.n, b.begin());
-    if (tensor_core_fast({p.m, p.n, kp, a.data(), b.data(), p.ra, p.rb}, tc, out, o.threads, o.c_input)) return;
+    std::vector<float> a, b;
+    padded(a, b);
+    // scaled: the block scales' exponents add to the products' (k is a
+    // whole number of instructions, so no padding).
+    const TensorCoreScales sc{scales_a, scales_b_t, static_cast<std::size_t>(mm.scale_block), mm.emin_scale};
+    if (tensor_core_fast({p.m, p.n, kp, a.data(), b.data(), p.ra, p.rb}, tc, out, o.threads, o.c_input,
+                         scaled ? &sc : nullptr))
+      return;
+  }
+  if (!scaled) {
+    // fma, ftz_pairs and exact: IEEE operations, or one rounding of an exact sum.
+    std::vector<float> a, b;
+    padded(a, b);
+    if (mma_simd(mm, p.m, p.n, kp, a.data(), b.data(), o.c_input, o.accumulator.promote_every, o.threads, out))
+      return;
   }
   const std::size_t blk = scaled ? static_cast<std::size_t>(i.model.scale_block) : 0;
   const std::size_t nblk = blk ? kp / blk : 0;

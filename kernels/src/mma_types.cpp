@@ -7,11 +7,14 @@
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
+#include <algorithm>
 
 #include "lplab/formats.h"
 #include "lplab/formats/enum_table.h"
 #include "lplab/formats/finfo.h"
 #include "lplab/kernels/double_bits.h"
+#include "lplab/kernels/convert.h"
 #include "lplab/kernels/mma.h"
 
 namespace lplab::kernels {
@@ -156,6 +159,39 @@ std::optional<std::uint64_t> mma_code(MmaType t, double v) {
 }
 
 bool mma_holds(MmaType t, double v) { return mma_code(t, v).has_value(); }
+
+std::size_t mma_first_not_held(MmaType t, std::span<const float> x) {
+  const auto scalar_from = [&](std::size_t first) {
+    for (std::size_t q = first; q < x.size(); ++q)
+      if (!mma_holds(t, static_cast<double>(x[q]))) return q;
+    return x.size();
+  };
+  if (t == MmaType::f32 || t == MmaType::f64) return x.size();  // every float
+  if (t == MmaType::none || t == MmaType::tf32) return scalar_from(0);
+  // Each value to the type (nearest even) and back: a value the type holds
+  // comes back with its own bits (NaN: a NaN, where the type has one).
+  return visit_format(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr std::size_t kChunk = 4096;
+    std::vector<T> codes(std::min(kChunk, x.size()));
+    std::vector<float> back(codes.size());
+    for (std::size_t first = 0; first < x.size(); first += kChunk) {
+      const std::size_t n = std::min(kChunk, x.size() - first);
+      const std::span<const float> in = x.subspan(first, n);
+      convert(in, std::span<T>(codes.data(), n), Round::nearest_even, Overflow::ieee);
+      convert(std::span<const T>(codes.data(), n), std::span<float>(back.data(), n));
+      for (std::size_t q = 0; q < n; ++q) {
+        const bool nan = in[q] != in[q];
+        const bool same = nan ? back[q] != back[q]
+                              : lplab::detail::bit_cast<std::uint32_t>(back[q]) ==
+                                        lplab::detail::bit_cast<std::uint32_t>(in[q]) ||
+                                    (in[q] == 0 && back[q] == 0);
+        if (!same || (t == MmaType::ue4m3 && !(in[q] >= 0))) return scalar_from(first + q);
+      }
+    }
+    return x.size();
+  });
+}
 
 std::uint64_t mma_encode(MmaType t, double v) {
   const bool nan = double_bits::is_nan(v);

@@ -2,6 +2,7 @@
 // the one place these checks and their messages are written.
 #include "lplab/kernels/plans.h"
 
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -57,24 +58,11 @@ namespace {
 // direct-mapped table: a hit is a value mma_holds has accepted.
 void check_operand(const MmaInstruction& i, const float* x, std::size_t rows, std::size_t cols, MmaType t,
                    const char* name) {
-  constexpr int kSlotBits = 12;
-  constexpr std::uint64_t kEmpty = ~std::uint64_t{0};  // no float's bits
-  std::vector<std::uint64_t> held(std::size_t{1} << kSlotBits, kEmpty);
-  auto holds = [&](float v) {
-    const std::uint32_t bits = lplab::detail::bit_cast<std::uint32_t>(v);
-    std::uint64_t& slot = held[(bits * 0x9E3779B1u) >> (32 - kSlotBits)];  // Fibonacci hashing
-    if (slot == bits) return true;
-    if (!mma_holds(t, static_cast<double>(v))) return false;
-    slot = bits;
-    return true;
-  };
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c)
-      if (!holds(x[r * cols + c]))
-        throw std::invalid_argument("matmul: " + std::string(name) + "[" + std::to_string(r) + "][" +
-                                    std::to_string(c) + "] = " + std::to_string(x[r * cols + c]) +
-                                    " is not a value of " + std::string(mma_type_info(t).name) + ", which " + i.name +
-                                    " takes");
+  const std::size_t q = mma_first_not_held(t, std::span<const float>(x, rows * cols));
+  if (q == rows * cols) return;
+  throw std::invalid_argument("matmul: " + std::string(name) + "[" + std::to_string(q / cols) + "][" +
+                              std::to_string(q % cols) + "] = " + std::to_string(x[q]) + " is not a value of " +
+                              std::string(mma_type_info(t).name) + ", which " + i.name + " takes");
 }
 
 }  // namespace

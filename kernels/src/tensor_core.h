@@ -10,8 +10,17 @@ namespace lplab::kernels::detail {
 // (blocks of more than 32, F > 44, no double lanes): the caller then runs the
 // scalar model (tensor_core::dot).
 // c_in (m x n, or nullptr for +0) is the first block's C of every output.
+// With `scales` (block-scaled instructions: MmaAlgorithm::scaled), each
+// product is a b times its two block scales, powers of two whose exponents
+// add to its alignment exponent.
+struct TensorCoreScales {
+  const float* a;    // m x (k / block): A's scale of each row's blocks
+  const float* b_t;  // n x (k / block): B's of each column's
+  std::size_t block;
+  int emin;  // the scale type's smallest normal exponent
+};
 bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads,
-                      const double* c_in = nullptr);
+                      const double* c_in = nullptr, const TensorCoreScales* scales = nullptr);
 
 // Bands of rows on o.threads workers.
 void accumulate_tensor_core(const MatmulProblem& p, const MatmulOptions& o, double* out);

@@ -35,11 +35,12 @@ HWY_BEFORE_NAMESPACE();
 namespace lplab::kernels::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The kernel's constants and the chain of one row of A against kV vectors
-// of columns at once: kV independent chains interleaved, so that one
+// The kernel's constants and the chains of kR rows of A against kV vectors
+// of columns at once: kR kV independent chains interleaved, so that one
 // chain's latency (each block's C feeds the next block's alignment) is
-// hidden behind the others'. (Arrays of vectors: x86 targets only, which is
-// what lplab dispatches to.)
+// hidden behind the others', and each vector of B loaded once for kR rows.
+// Chain q is row q / kV against vector q % kV. (Arrays of vectors: x86
+// targets only, which is what lplab dispatches to.)
 struct ChainArgs {
   const TensorCoreModel* model;
   std::size_t k;
@@ -47,10 +48,11 @@ struct ChainArgs {
   const double* eb;  // their alignment exponents, packed alike
 };
 
-template <std::size_t kV>
-HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_RESTRICT ar,
-                                      const double* HWY_RESTRICT er, const double* HWY_RESTRICT cr, std::size_t j,
-                                      bool maybe_special, double* HWY_RESTRICT result) {
+template <std::size_t kR, std::size_t kV>
+HWY_ATTR HWY_INLINE void ChainTile(const ChainArgs& c, const double* const* HWY_RESTRICT ar,
+                                   const double* const* HWY_RESTRICT er, const double* const* cr, std::size_t j,
+                                   bool maybe_special, double* HWY_RESTRICT result) {
+  constexpr std::size_t kQ = kR * kV;
   const hn::ScalableTag<double> d;
   const hn::RebindToSigned<decltype(d)> di;
   using V = hn::Vec<decltype(d)>;
@@ -84,58 +86,71 @@ HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_REST
 
   const double* HWY_RESTRICT bv[kV];
   const double* HWY_RESTRICT ebv[kV];
-  V vc[kV], promoted[kV];
+  V vc[kQ], promoted[kQ];
   for (std::size_t v = 0; v < kV; ++v) {
     bv[v] = c.b + (j / N + v) * k * N;
     ebv[v] = c.eb + (j / N + v) * k * N;
-    vc[v] = cr != nullptr ? hn::LoadU(d, cr + j + v * N) : zero;
-    promoted[v] = zero;
+  }
+  for (std::size_t q = 0; q < kQ; ++q) {
+    vc[q] = cr[q / kV] != nullptr ? hn::LoadU(d, cr[q / kV] + j + (q % kV) * N) : zero;
+    promoted[q] = zero;
   }
   std::size_t in_chain = 0;
   for (std::size_t start = 0; start < k; start += block) {
     const std::size_t end = std::min(k, start + block);
-    V E[kV], special[kV], down[kV], up[kV], units[kV];
-    hn::Mask<decltype(d)> any_special[kV];
-    for (std::size_t v = 0; v < kV; ++v) {
+    V E[kQ], special[kQ], down[kQ], up[kQ], units[kQ];
+    hn::Mask<decltype(d)> any_special[kQ];
+    for (std::size_t q = 0; q < kQ; ++q) {
+      const std::size_t v = q % kV;
       // Step 1. A zero C counts zero_exponent; a nonzero C at least -126,
       // which is above it, so that zero products (whose operand exponents
       // are kNoExponent, far below) never decide E.
-      const auto c_zero = hn::Eq(vc[v], zero);
-      E[v] = to_double(hn::IfThenElse(hn::RebindMask(di, c_zero), zero_exp, hn::Max(exponent_of(vc[v]), out_emin)));
-      any_special[v] = hn::Not(hn::IsFinite(vc[v]));
-      special[v] = hn::IfThenElseZero(any_special[v], vc[v]);
-      if (maybe_special || !hn::AllFalse(d, any_special[v])) {
+      const auto c_zero = hn::Eq(vc[q], zero);
+      E[q] = to_double(hn::IfThenElse(hn::RebindMask(di, c_zero), zero_exp, hn::Max(exponent_of(vc[q]), out_emin)));
+      any_special[q] = hn::Not(hn::IsFinite(vc[q]));
+      special[q] = hn::IfThenElseZero(any_special[q], vc[q]);
+      if (maybe_special || !hn::AllFalse(d, any_special[q])) {
         // Specials: IEEE's sum of the non-finite terms.
         for (std::size_t t = start; t < end; ++t) {
-          const auto prod = hn::Mul(hn::Set(d, ar[t]), hn::Load(d, bv[v] + t * N));
+          const auto prod = hn::Mul(hn::Set(d, ar[q / kV][t]), hn::Load(d, bv[v] + t * N));
           const auto fin = hn::IsFinite(prod);
-          special[v] = hn::IfThenElse(fin, special[v],
-                                      hn::IfThenElse(any_special[v], hn::Add(special[v], prod), prod));
-          any_special[v] = hn::Or(any_special[v], hn::Not(fin));
+          special[q] = hn::IfThenElse(fin, special[q],
+                                      hn::IfThenElse(any_special[q], hn::Add(special[q], prod), prod));
+          any_special[q] = hn::Or(any_special[q], hn::Not(fin));
         }
       }
     }
     for (std::size_t t = start; t < end; ++t) {
-      const auto et = hn::Set(d, er[t]);
-      for (std::size_t v = 0; v < kV; ++v) E[v] = hn::Max(E[v], hn::Add(et, hn::Load(d, ebv[v] + t * N)));
+      V eb_t[kV];
+      for (std::size_t v = 0; v < kV; ++v) eb_t[v] = hn::Load(d, ebv[v] + t * N);
+      for (std::size_t r = 0; r < kR; ++r) {
+        const auto et = hn::Set(d, er[r][t]);
+        for (std::size_t v = 0; v < kV; ++v) E[r * kV + v] = hn::Max(E[r * kV + v], hn::Add(et, eb_t[v]));
+      }
     }
     // Steps 2-3: every term on the grid 2^(E - F), truncated, summed (an
     // integer below 2^53: exact).
-    for (std::size_t v = 0; v < kV; ++v) {
-      const auto Ei = to_int(E[v]);
-      down[v] = pow2(hn::Sub(hn::Set(di, F), Ei));  // 2^(F - E)
-      up[v] = pow2(hn::Sub(Ei, hn::Set(di, F)));    // 2^(E - F)
-      units[v] = hn::Trunc(hn::Mul(vc[v], down[v]));
+    for (std::size_t q = 0; q < kQ; ++q) {
+      const auto Ei = to_int(E[q]);
+      down[q] = pow2(hn::Sub(hn::Set(di, F), Ei));  // 2^(F - E)
+      up[q] = pow2(hn::Sub(Ei, hn::Set(di, F)));    // 2^(E - F)
+      units[q] = hn::Trunc(hn::Mul(vc[q], down[q]));
     }
     for (std::size_t t = start; t < end; ++t) {
-      const auto at = hn::Set(d, ar[t]);
-      for (std::size_t v = 0; v < kV; ++v)
-        units[v] = hn::Add(units[v], hn::Trunc(hn::Mul(hn::Mul(at, hn::Load(d, bv[v] + t * N)), down[v])));
+      V b_t[kV];
+      for (std::size_t v = 0; v < kV; ++v) b_t[v] = hn::Load(d, bv[v] + t * N);
+      for (std::size_t r = 0; r < kR; ++r) {
+        const auto at = hn::Set(d, ar[r][t]);
+        for (std::size_t v = 0; v < kV; ++v) {
+          const std::size_t q = r * kV + v;
+          units[q] = hn::Add(units[q], hn::Trunc(hn::Mul(hn::Mul(at, b_t[v]), down[q])));
+        }
+      }
     }
-    for (std::size_t v = 0; v < kV; ++v) {
+    for (std::size_t q = 0; q < kQ; ++q) {
       // Step 4: units * 2^(E - F) exactly, truncated (or rounded to
       // nearest-even) to R bits.
-      const auto sum = hn::Mul(units[v], up[v]);
+      const auto sum = hn::Mul(units[q], up[q]);
       const auto lead = hn::Max(exponent_of(sum), out_emin);
       const auto r_down = pow2(hn::Sub(hn::Set(di, R - 1), lead));  // 2^(R - 1 - lead)
       const auto r_up = pow2(hn::Sub(lead, hn::Set(di, R - 1)));
@@ -143,31 +158,31 @@ HWY_ATTR HWY_INLINE void ChainVectors(const ChainArgs& c, const double* HWY_REST
       auto r = hn::Mul(model.nearest ? hn::Round(scaled) : hn::Trunc(scaled), r_up);
       r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_at), hn::Or(inf, hn::And(r, sign_mask)), r);
       r = hn::IfThenElse(hn::Eq(r, zero), zero, r);  // a zero result is +0 (as the model's integer sum)
-      vc[v] = hn::IfThenElse(any_special[v], hn::IfThenElse(hn::IsNaN(special[v]), nan, special[v]), r);
+      vc[q] = hn::IfThenElse(any_special[q], hn::IfThenElse(hn::IsNaN(special[q]), nan, special[q]), r);
     }
     in_chain += end - start;
     if (model.promote_every > 0 && in_chain == static_cast<std::size_t>(model.promote_every)) {
       // Scalar: Highway's DemoteTo clamps infinities on some targets (SCALAR).
       HWY_ALIGN double lc[hn::MaxLanes(d)], lp[hn::MaxLanes(d)];
-      for (std::size_t v = 0; v < kV; ++v) {
-        hn::Store(vc[v], d, lc);
-        hn::Store(promoted[v], d, lp);
+      for (std::size_t q = 0; q < kQ; ++q) {
+        hn::Store(vc[q], d, lc);
+        hn::Store(promoted[q], d, lp);
         for (std::size_t l = 0; l < N; ++l) lp[l] = static_cast<double>(static_cast<float>(lp[l]) + static_cast<float>(lc[l]));
-        promoted[v] = hn::Load(d, lp);
-        vc[v] = zero;
+        promoted[q] = hn::Load(d, lp);
+        vc[q] = zero;
       }
       in_chain = 0;
     }
   }
-  for (std::size_t v = 0; v < kV; ++v) {
+  for (std::size_t q = 0; q < kQ; ++q) {
     HWY_ALIGN double lc[hn::MaxLanes(d)], lp[hn::MaxLanes(d)];
-    hn::Store(vc[v], d, lc);
-    hn::Store(promoted[v], d, lp);
+    hn::Store(vc[q], d, lc);
+    hn::Store(promoted[q], d, lp);
     for (std::size_t l = 0; l < N; ++l) {
       double x = lc[l];
       if (model.promote_every > 0 && in_chain == 0) x = lp[l];
       else if (model.promote_every > 0) x = static_cast<double>(static_cast<float>(lp[l]) + static_cast<float>(lc[l]));
-      result[v * N + l] = x;
+      result[q * N + l] = x;
     }
   }
 }
@@ -189,27 +204,40 @@ HWY_ATTR void TensorCoreRows(const TensorCoreModel& model, std::size_t m, std::s
 #if HWY_HAVE_FLOAT64
   const hn::ScalableTag<double> d;
   const std::size_t N = hn::Lanes(d);
-  constexpr std::size_t kV = 4;  // chains in flight
+  // Chains in flight: 2 rows x 4 vectors where there are 32 registers
+  // (AVX-512), 2 x 2 with 16.
+  constexpr std::size_t kR = 2, kV = HWY_TARGET == HWY_AVX3 ? 4 : 2;
   std::vector<unsigned char> col_special(ldb / N, 0);
   for (std::size_t j = 0; j < ldb; ++j) col_special[j / N] |= col_flags[j];
   const ChainArgs args{&model, k, b, eb};
-  std::vector<double> result(kV * N);
+  std::vector<double> result(kR * kV * N);
   for (std::size_t first = 0; first < ldb; first += panel) {
     const std::size_t last = std::min(ldb, first + panel);
-    for (std::size_t i = 0; i < m; ++i) {
-      const double* ar = a + i * k;
-      const double* er = ea + i * k;
-      std::size_t j = first;
-      for (; j < last; j += N) {
-        const std::size_t vectors = j + kV * N <= last ? kV : 1;
-        bool special = row_special[i] != 0;
-        for (std::size_t v = 0; v < vectors; ++v) special = special || col_special[j / N + v] != 0;
-        const double* cr = c_in != nullptr ? c_in + i * ldb : nullptr;
-        if (vectors == kV) ChainVectors<kV>(args, ar, er, cr, j, special, result.data());
-        else ChainVectors<1>(args, ar, er, cr, j, special, result.data());
-        for (std::size_t l = 0; l < vectors * N && j + l < n; ++l) out[i * n + j + l] = result[l];
-        j += (vectors - 1) * N;
+    for (std::size_t i = 0; i < m;) {
+      const std::size_t rows = i + kR <= m ? kR : 1;
+      const double* ar[kR];
+      const double* er[kR];
+      const double* cr[kR];
+      bool row_flag = false;
+      for (std::size_t r = 0; r < rows; ++r) {
+        ar[r] = a + (i + r) * k;
+        er[r] = ea + (i + r) * k;
+        cr[r] = c_in != nullptr ? c_in + (i + r) * ldb : nullptr;
+        row_flag = row_flag || row_special[i + r] != 0;
       }
+      for (std::size_t j = first; j < last;) {
+        const std::size_t vectors = j + kV * N <= last ? kV : 1;
+        bool special = row_flag;
+        for (std::size_t v = 0; v < vectors; ++v) special = special || col_special[j / N + v] != 0;
+        if (rows == kR && vectors == kV) ChainTile<kR, kV>(args, ar, er, cr, j, special, result.data());
+        else if (rows == kR) ChainTile<kR, 1>(args, ar, er, cr, j, special, result.data());
+        else if (vectors == kV) ChainTile<1, kV>(args, ar, er, cr, j, special, result.data());
+        else ChainTile<1, 1>(args, ar, er, cr, j, special, result.data());
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t l = 0; l < vectors * N && j + l < n; ++l) out[(i + r) * n + j + l] = result[r * vectors * N + l];
+        j += vectors * N;
+      }
+      i += rows;
     }
   }
 #else
@@ -260,7 +288,7 @@ std::int64_t operand_exponent(float x, int emin) {
 }  // namespace
 
 bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads,
-                      const double* c_in) {
+                      const double* c_in, const TensorCoreScales* scales) {
   // (k = 0: nothing to pack -- Highway allocates no empty array -- and the
   // scalar model's answer is C.)
   if (model.block > 32 || model.fraction_bits > 44 || p.k == 0) return false;
@@ -277,18 +305,29 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   hwy::AlignedFreeUniquePtr<double[]> bd = hwy::AllocateAligned<double>(k * ldb);
   if (eb == nullptr || bd == nullptr) throw std::bad_alloc();
   std::vector<unsigned char> row_special(m, 0), col_special(ldb, 0);
+  // A block-scaled product a s_a b s_b: a s_a and b s_b are exact in
+  // double, and their alignment exponents e(a) + e(s_a) and e(b) + e(s_b).
+  const std::size_t blocks = scales != nullptr ? k / scales->block : 0;
+  auto scale_of = [&](const float* s, std::size_t row, std::size_t t) -> double {
+    return scales != nullptr ? s[row * blocks + t / scales->block] : 1.0;
+  };
+  auto scale_exponent = [&](double s) -> std::int64_t {
+    return scales != nullptr && std::isfinite(s) && s != 0 ? std::max(std::ilogb(s), scales->emin) : 0;
+  };
   for (std::size_t i = 0; i < m * k; ++i) {
-    ad[i] = p.a[i];
-    ea[i] = static_cast<double>(operand_exponent(p.a[i], model.emin_a));
-    if (!std::isfinite(p.a[i])) row_special[i / k] = 1;
+    const double s = scales != nullptr ? scale_of(scales->a, i / k, i % k) : 1.0;
+    ad[i] = static_cast<double>(p.a[i]) * s;
+    ea[i] = static_cast<double>(operand_exponent(p.a[i], model.emin_a) + scale_exponent(s));
+    if (!std::isfinite(ad[i])) row_special[i / k] = 1;
   }
   for (std::size_t t = 0; t < k; ++t)
     for (std::size_t j = 0; j < ldb; ++j) {
       const std::size_t at = ((j / lanes) * k + t) * lanes + j % lanes;
       const float x = j < n ? p.b[t * n + j] : 0.0f;
-      bd[at] = x;
-      eb[at] = static_cast<double>(operand_exponent(x, model.emin_b));
-      if (!std::isfinite(x)) col_special[j] = 1;
+      const double s = scales != nullptr && j < n ? scale_of(scales->b_t, j, t) : 1.0;
+      bd[at] = static_cast<double>(x) * s;
+      eb[at] = static_cast<double>(operand_exponent(x, model.emin_b) + scale_exponent(s));
+      if (!std::isfinite(bd[at])) col_special[j] = 1;
     }
   // Panels of whole vectors whose B, 16 bytes a value, fills at most half
   // of a 512 KiB L2 cache.

@@ -6,12 +6,15 @@
 // fails against the goldens.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <functional>
 #include <map>
 #include <cmath>
 #include <set>
+#include <span>
+#include <vector>
 #include <tuple>
 
 #include "kernels/mma_goldens.h"
@@ -225,97 +228,145 @@ TEST(MmaMatmul, chains_the_instruction_over_k) {
   EXPECT_THROW(matmul(m, n, k, a.data(), b.data(), c.data(), bad), std::invalid_argument);
 }
 
-// The SIMD kernel that runs NVIDIA's truncated instructions in matmul
-// (fp32 C and D truncated, fp16 C and D rounded to nearest) against the
-// presets' scalar chain, output by output, on every SIMD target: signed
-// operands over many binades with subnormals and zeros, sums that overflow
-// fp16, an infinity and a NaN among the operands, a k that is not a whole
-// number of instructions, 37 columns (a ragged last vector), with and
-// without promotion.
-template <class T>
-void expect_simd_chain_equals_scalar_chain(const char* name, std::uint64_t seed, int lo, int hi) {
-  const MmaInstruction& instr = *find_mma_instruction(name);
-  const std::size_t m = 3, n = 37, k = 300;
-  std::uint64_t s = seed;
-  const auto next = [&] { return (s = s * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
-  auto value = [&] {
-    if (next() % 9 == 0) return 0.0f;
-    const double u = 1.0 + static_cast<double>(next() % 1024) / 1024.0;
-    const int e = lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1));
-    const double v = (next() % 2 ? -1.0 : 1.0) * std::ldexp(u, e);
-    return static_cast<float>(lplab::convert<T>(v, lplab::Round::nearest_even, lplab::Overflow::saturate));
-  };
-  std::vector<float> a(m * k), b(k * n);
-  for (float& x : a) x = value();
-  for (float& x : b) x = value();
-  // (E4M3 has no infinity: a NaN there.)
-  const bool has_inf = mma_holds(instr.a, INFINITY);
-  a[1 * k + 5] = has_inf ? INFINITY : NAN;
-  b[7 * n + 3] = NAN;
-  b[9 * n + 20] = has_inf ? -INFINITY : NAN;
-  // An input C of the instruction's C type (fp16 or fp32), an infinity among it.
-  std::vector<double> c_in(m * n);
-  for (double& x : c_in) {
-    const float v = value() * 64.0f;
-    x = instr.c == MmaType::f16 ? static_cast<double>(lplab::convert<lplab::float16>(v, lplab::Round::nearest_even))
-                                : static_cast<double>(v);
-  }
-  c_in[2 * n + 30] = -INFINITY;
-  const auto K = static_cast<std::size_t>(instr.k);
-  const std::size_t kp = (k + K - 1) / K * K;
-  for (int promote : {0, 4 * instr.k})
-  for (bool with_c : {false, true}) {
-    MatmulOptions o;
-    o.accumulator = instruction_accumulator(name).promoted_every(promote);
-    o.c_input = with_c ? c_in.data() : nullptr;
-    const lplab::kernels::OperandRange r = operand_range<T>();
-    const MatmulProblem p{m, n, k, a.data(), b.data(), r, r};
-    std::vector<double> want(m * n);
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = 0; j < n; ++j) {
-        std::vector<double> ra(kp, 0.0), rb(kp, 0.0);
-        for (std::size_t t = 0; t < k; ++t) ra[t] = a[i * k + t], rb[t] = b[t * n + j];
-        const std::size_t len = promote ? static_cast<std::size_t>(promote) : kp;
-        float acc = 0.0f;
-        double d = 0.0;
-        for (std::size_t first = 0; first < kp; first += len) {
-          const std::size_t here = std::min(len, kp - first);
-          // C enters the first instruction (of the first chain).
-          const double c = with_c && first == 0 ? c_in[i * n + j] : 0.0;
-          d = mma_chain(instr, std::span(ra).subspan(first, here), std::span(rb).subspan(first, here), c);
-          acc += static_cast<float>(d);
-        }
-        want[i * n + j] = promote ? acc : d;
-      }
-    for (const SimdTarget& t : simd_targets()) {
-      ScopedSimdTarget pin(t.id);
-      std::vector<double> got(m * n);
-      lplab::kernels::matmul_accumulate(p, o, got.data());
-      for (std::size_t i = 0; i < m * n; ++i) {
-        const bool same = std::isnan(want[i]) ? std::isnan(got[i]) : std::bit_cast<std::uint64_t>(got[i]) == std::bit_cast<std::uint64_t>(want[i]);
-        ASSERT_TRUE(same) << name << " on " << t.name << " promote " << promote << (with_c ? " with C" : "")
-                          << " D[" << i / n << "][" << i % n
-                          << "] = " << got[i] << ", the scalar chain " << want[i];
-      }
-    }
-  }
+// Every preset's matmul -- the SIMD kernels where its model has one
+// (truncated and scaled: tensor_core_simd.cpp; fma, ftz_pairs and exact:
+// mma_simd.cpp), mma::chain elsewhere -- against the presets' scalar chain,
+// output by output, on every SIMD target: signed operands drawn from every
+// code of their type (subnormals, zeros, the largest values, so that fp16
+// sums overflow) and near 1, an infinity and a NaN among them where the
+// type has one, block scales over 2^-30 .. 2^30 with the extremes, a k that
+// is not a whole number of instructions (where there are no scales), 37
+// columns (a ragged last vector), 5 rows (a ragged last tile), with and
+// without an input C and promotion.
+
+// The finite values of a narrow type, sorted; a sample rounds to the nearest.
+std::vector<double> finite_values(MmaType t) {
+  std::vector<double> v;
+  const int bits = mma_type_info(t).bits;
+  for (std::uint64_t code = 0; code < (std::uint64_t{1} << bits); ++code)
+    if (const double x = mma_decode(t, code); std::isfinite(x)) v.push_back(x);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
 }
 
-TEST(MmaMatmul, simd_chain_equals_the_scalar_chain_on_every_target) {
-  using lplab::bfloat16;
-  using lplab::float16;
-  using lplab::float8_e4m3fn;
-  // fp16 C and D: sums up to 2^24 overflow fp16 (65504) in some outputs.
-  expect_simd_chain_equals_scalar_chain<float16>("hopper.wgmma.f16.f16.f16", 1, -24, 5);
-  expect_simd_chain_equals_scalar_chain<float16>("volta.mma.m8n8k4.f16.f16.f16.f16", 2, -24, 8);
-  expect_simd_chain_equals_scalar_chain<float16>("ampere.mma.m16n8k16.f16.f16.f16.f16", 3, -20, 6);
-  expect_simd_chain_equals_scalar_chain<float8_e4m3fn>("hopper.wgmma.f16.e4m3.e4m3", 4, -9, 8);
-  // fp32 C and D, truncated.
-  expect_simd_chain_equals_scalar_chain<float8_e4m3fn>("hopper.wgmma.f32.e4m3.e4m3", 5, -9, 8);
-  expect_simd_chain_equals_scalar_chain<bfloat16>("ampere.mma.m16n8k16.f32.bf16.bf16.f32", 6, -130, 60);
-  expect_simd_chain_equals_scalar_chain<float16>("volta.mma.m8n8k4.f32.f16.f16.f32", 7, -24, 15);
-  // The scalar model's path in matmul (C, promotion, ragged k) on the same terms.
-  expect_simd_chain_equals_scalar_chain<bfloat16>("cdna3.mfma.f32_32x32x8_bf16", 8, -130, 60);
+struct ValueSource {
+  std::uint64_t s;
+  std::uint64_t next() { return (s = s * 6364136223846793005ull + 1442695040888963407ull) >> 33; }
+  // A value type t holds: zero, any finite value, or one near 1 (2^-4 .. 2^4).
+  double value(MmaType t) {
+    if (next() % 9 == 0) return 0.0;
+    const double sign = next() % 2 ? -1.0 : 1.0;
+    const bool wide = next() % 3 == 0;
+    if (t == MmaType::f32 || t == MmaType::tf32 || t == MmaType::f64) {
+      const double u = 1.0 + static_cast<double>(next() % (1 << 20)) / (1 << 20);
+      const int e = wide ? -150 + static_cast<int>(next() % 200) : -4 + static_cast<int>(next() % 9);
+      const double x = sign * std::ldexp(u, e);
+      if (t == MmaType::f64) return x;
+      const auto f = static_cast<float>(x);
+      if (t == MmaType::f32) return f;
+      return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) & ~0x1FFFu);  // tf32
+    }
+    const std::vector<double>& v = values_of(t);
+    if (wide) return v[next() % v.size()];
+    const double x = sign * std::ldexp(1.0 + static_cast<double>(next() % 1024) / 1024.0,
+                                       -4 + static_cast<int>(next() % 9));
+    const auto it = std::lower_bound(v.begin(), v.end(), x);
+    if (it == v.end()) return v.back();
+    if (it == v.begin()) return *it;
+    return x - *(it - 1) < *it - x ? *(it - 1) : *it;
+  }
+  static const std::vector<double>& values_of(MmaType t) {
+    static std::map<MmaType, std::vector<double>> cache;
+    auto [it, added] = cache.try_emplace(t);
+    if (added) it->second = finite_values(t);
+    return it->second;
+  }
+};
+
+void expect_matmul_equals_scalar_chain(const MmaInstruction& instr, std::uint64_t seed) {
+  const bool scaled = instr.scale != MmaType::none;
+  const std::size_t K = static_cast<std::size_t>(instr.k);
+  const std::size_t m = 5, n = 37, k = scaled ? 4 * K : 300;
+  const std::size_t kp = (k + K - 1) / K * K;
+  ValueSource src{seed};
+  std::vector<float> a(m * k), b(k * n);
+  for (float& x : a) x = static_cast<float>(src.value(instr.a));
+  for (float& x : b) x = static_cast<float>(src.value(instr.b));
+  if (mma_holds(instr.a, INFINITY)) a[1 * k + 5] = INFINITY;
+  if (mma_holds(instr.b, NAN)) b[7 * n + 3] = NAN;
+  if (mma_holds(instr.b, -INFINITY)) b[9 * n + 20] = -INFINITY;
+  // Block scales (A's m x blocks, B's n x blocks): powers of two, and for
+  // ue4m3 any value.
+  const std::size_t blk = scaled ? static_cast<std::size_t>(instr.model.scale_block) : 1;
+  std::vector<float> sa(scaled ? m * k / blk : 0), sb(scaled ? n * k / blk : 0);
+  for (auto* s : {&sa, &sb})
+    for (float& x : *s) {
+      x = instr.scale == MmaType::ue8m0 ? std::ldexp(1.0f, -30 + static_cast<int>(src.next() % 61))
+                                        : static_cast<float>(std::fabs(src.value(instr.scale)));
+      if (src.next() % 50 == 0) x = instr.scale == MmaType::ue8m0 ? 0x1p127f : 448.0f;
+      if (src.next() % 50 == 0) x = instr.scale == MmaType::ue8m0 ? 0x1p-127f : 0.0f;
+    }
+  // An input C of the instruction's C type, an infinity among it.
+  std::vector<double> c_in(m * n);
+  for (double& x : c_in) x = src.value(instr.c);
+  if (mma_holds(instr.c, -INFINITY)) c_in[2 * n + 30] = -INFINITY;
+  for (int promote : {0, 2 * instr.k})
+    for (bool with_c : {false, true}) {
+      MatmulOptions o;
+      o.accumulator = instruction_accumulator(instr.name).promoted_every(promote);
+      o.c_input = with_c ? c_in.data() : nullptr;
+      const OperandRange r{};
+      const MatmulProblem p{m, n, k, a.data(), b.data(), r, r};
+      std::vector<double> want(m * n);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          std::vector<double> ra(kp, 0.0), rb(kp, 0.0), qa(kp / blk, 1.0), qb(kp / blk, 1.0);
+          for (std::size_t t = 0; t < k; ++t) ra[t] = a[i * k + t], rb[t] = b[t * n + j];
+          for (std::size_t q = 0; q < k / blk && scaled; ++q) qa[q] = sa[i * k / blk + q], qb[q] = sb[j * k / blk + q];
+          const std::size_t len = promote ? static_cast<std::size_t>(promote) : kp;
+          float acc = 0.0f;
+          double d = 0.0;
+          for (std::size_t first = 0; first < kp; first += len) {
+            const std::size_t here = std::min(len, kp - first);
+            // C enters the first instruction (of the first chain).
+            const double c = with_c && first == 0 ? c_in[i * n + j] : 0.0;
+            std::span<const double> qa_here, qb_here;
+            if (scaled) qa_here = std::span(qa).subspan(first / blk, here / blk), qb_here = std::span(qb).subspan(first / blk, here / blk);
+            d = mma_chain(instr, std::span(ra).subspan(first, here), std::span(rb).subspan(first, here), c, qa_here,
+                          qb_here);
+            acc += static_cast<float>(d);
+          }
+          want[i * n + j] = promote ? acc : d;
+        }
+      for (const SimdTarget& t : simd_targets()) {
+        ScopedSimdTarget pin(t.id);
+        std::vector<double> got(m * n);
+        if (scaled)
+          matmul_block_scaled_instruction(p, sa.data(), sb.data(), static_cast<int>(blk), static_cast<int>(blk),
+                                          instr.scale == MmaType::ue8m0, instr.scale == MmaType::ue8m0, o,
+                                          got.data());
+        else
+          matmul_accumulate(p, o, got.data());
+        for (std::size_t i = 0; i < m * n; ++i) {
+          const bool same = std::isnan(want[i]) ? std::isnan(got[i])
+                                                : std::bit_cast<std::uint64_t>(got[i]) ==
+                                                      std::bit_cast<std::uint64_t>(want[i]);
+          ASSERT_TRUE(same) << instr.name << " on " << t.name << " promote " << promote << (with_c ? " with C" : "")
+                            << " D[" << i / n << "][" << i % n << "] = " << got[i] << ", the scalar chain "
+                            << want[i];
+        }
+      }
+    }
+}
+
+TEST(MmaMatmul, every_preset_equals_the_scalar_chain_on_every_target) {
+  std::uint64_t seed = 1;
+  for (const MmaInstruction& instr : mma_instructions()) {
+    SCOPED_TRACE(instr.name);
+    expect_matmul_equals_scalar_chain(instr, seed++);
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(MmaMatmul, an_input_c_is_the_instructions_and_of_its_type) {

@@ -82,6 +82,9 @@ double mma_decode(MmaType t, std::uint64_t code);
 // below zero); mma_holds says whether it does (a matmul operand must).
 std::optional<std::uint64_t> mma_code(MmaType t, double value);
 bool mma_holds(MmaType t, double value);
+// The index of the first of x that t does not hold (mma_holds), x.size() if
+// it holds every one: in bulk, through the SIMD conversions.
+std::size_t mma_first_not_held(MmaType t, std::span<const float> x);
 // D's code for a value the model gave: NaN as the canonical 0x7FFFFFFF /
 // 0x7FFF where the model defines it (every algorithm but fma and ftz_pairs,
 // whose NaN follows the IEEE operations).

@@ -399,6 +399,34 @@ LPLAB_HD constexpr std::int64_t fuse_products(const double* p, const int* e, int
   return units;
 }
 
+// One `exact` step: the exact sum of the products p[0..n) and C rounded
+// once to nearest-even fp32 (+0 when it is zero, a signed zero where it
+// underflows; IEEE's sum where a NaN or an infinity takes part).
+LPLAB_HD inline double exact_step(const double* p, int n, double c, MmaStepTrace* tr) noexcept {
+  double terms[65];
+  for (int t = 0; t < n; ++t) terms[t] = p[t];
+  terms[n] = c;
+  double special = 0;
+  if (special_sum(terms, n + 1, special)) {
+    if (tr) tr->special = true, tr->result = special;
+    return special;
+  }
+  WideSum w;
+  for (int t = 0; t <= n; ++t) w.add(terms[t]);
+  const double d = w.to_float();
+  if (tr) {
+    bool exact = true;
+    tr->kept = w.nearest(53, -1022, &exact);
+    tr->kept_inexact = !exact;
+    tr->result = d;
+    // Whether rounding moved it: the exact sum minus D is not zero (an
+    // overflow to infinity always moved it).
+    if (double_bits::is_finite(d)) w.add(-d);
+    tr->rounded = !double_bits::is_finite(d) || w.nearest(53, -1022) != 0;
+  }
+  return d;
+}
+
 // One instruction: D = A B + C over m.k products, a[t] and b[t] (t < k)
 // decoded exactly, C in the type whose smallest normal exponent is emin_c
 // (the instruction's C type for the first of a chain, D's after), and for a
@@ -548,33 +576,9 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
         }
         break;
       }
-      case MmaAlgorithm::exact: {
-        double terms[65];
-        for (int t = 0; t < L; ++t) terms[t] = p[t];
-        terms[L] = c;
-        double special = 0;
-        if (special_sum(terms, L + 1, special)) {
-          if (tr) tr->special = true, tr->result = special;
-          c = special;
-          break;
-        }
-        // The exact sum rounded once: +0 when it is zero, a signed zero
-        // when it underflows.
-        WideSum w;
-        for (int t = 0; t <= L; ++t) w.add(terms[t]);
-        c = w.to_float();
-        if (tr) {
-          bool exact = true;
-          tr->kept = w.nearest(53, -1022, &exact);
-          tr->kept_inexact = !exact;
-          tr->result = c;
-          // Whether rounding moved it: the exact sum minus D is not zero
-          // (an overflow to infinity always moved it).
-          if (double_bits::is_finite(c)) w.add(-c);
-          tr->rounded = !double_bits::is_finite(c) || w.nearest(53, -1022) != 0;
-        }
+      case MmaAlgorithm::exact:
+        c = exact_step(p, L, c, tr);
         break;
-      }
       default:
         break;
     }

@@ -1,0 +1,170 @@
+// Every matrix-unit preset (lplab mma --list) as a matmul's accumulator,
+// against lplab's fp32 GEMM (Accumulator::fp32) at the same size in the same
+// run, on one thread: C = A B with A and B of N(0,1) samples rounded to
+// nearest into the instruction's operand types (block-scaled instructions:
+// every block of 32 or 16 scaled by a power of two, 2^-8 .. 2^8, or an E4M3
+// scale); an fp32 GEMM of the same size is the baseline. The summary table
+// gives each preset's rate, its ratio to the baseline and the algorithm it
+// runs.
+//
+//   build/release/benchmarks/mma_bench                      # 256^3, every preset
+//   build/release/benchmarks/mma_bench --sizes=256,1024     # and 1024^3
+//   build/release/benchmarks/mma_bench --benchmark_filter=cdna3 --threads=2
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_rates.h"
+#include "lplab/kernels.h"
+#include "lplab/kernels/mma.h"
+
+namespace {
+
+namespace k = lplab::kernels;
+using bench::rate;
+
+// The finite values of a narrow type, sorted.
+const std::vector<double>& values_of(k::MmaType t) {
+  static std::map<k::MmaType, std::vector<double>> cache;
+  auto [it, added] = cache.try_emplace(t);
+  if (added) {
+    for (std::uint64_t code = 0; code < (std::uint64_t{1} << k::mma_type_info(t).bits); ++code)
+      if (const double x = k::mma_decode(t, code); std::isfinite(x)) it->second.push_back(x);
+    std::sort(it->second.begin(), it->second.end());
+  }
+  return it->second;
+}
+
+// x rounded to the nearest value of type t (the largest where it lies past).
+float nearest(k::MmaType t, float x) {
+  if (t == k::MmaType::f32 || t == k::MmaType::f64) return x;
+  if (t == k::MmaType::tf32) return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) & ~0x1FFFu);
+  const std::vector<double>& v = values_of(t);
+  const auto it = std::lower_bound(v.begin(), v.end(), static_cast<double>(x));
+  if (it == v.end()) return static_cast<float>(v.back());
+  if (it == v.begin()) return static_cast<float>(*it);
+  return static_cast<float>(x - *(it - 1) < *it - x ? *(it - 1) : *it);
+}
+
+std::vector<float> operand(k::MmaType t, std::size_t count, std::uint32_t seed) {
+  std::vector<float> x = bench::normal<float>(count, seed);
+  for (float& v : x) v = nearest(t, v);
+  return x;
+}
+
+unsigned g_threads = 1;
+
+void BM_fp32(benchmark::State& state, std::size_t n) {
+  const auto a = bench::normal<float>(n * n, 1), b = bench::normal<float>(n * n, 2);
+  std::vector<float> c(n * n);
+  const k::MatmulOptions o{.accumulator = k::Accumulator::fp32, .threads = g_threads};
+  for (auto _ : state) {
+    k::matmul(n, n, n, a.data(), b.data(), c.data(), o);
+    benchmark::DoNotOptimize(c.data());
+  }
+  bench::rate_counter(state, "FLOP/s", 2.0 * n * n * n);
+  state.SetLabel(k::current_simd_target().name);
+}
+
+void BM_preset(benchmark::State& state, const k::MmaInstruction* i, std::size_t n) {
+  const auto a = operand(i->a, n * n, 1), b = operand(i->b, n * n, 2);
+  std::vector<double> d(n * n);
+  k::MatmulOptions o;
+  o.accumulator = k::instruction_accumulator(i->name);
+  o.threads = g_threads;
+  const k::MatmulProblem p{n, n, n, a.data(), b.data(), {}, {}};
+  const bool scaled = i->scale != k::MmaType::none;
+  const std::size_t block = scaled ? static_cast<std::size_t>(i->model.scale_block) : 1;
+  std::vector<float> sa(scaled ? n * n / block : 0), sb(sa.size());
+  std::mt19937 rng(3);
+  for (auto* s : {&sa, &sb})
+    for (float& x : *s)
+      x = i->scale == k::MmaType::ue8m0 ? std::ldexp(1.0f, static_cast<int>(rng() % 17) - 8)
+                                        : nearest(k::MmaType::ue4m3, std::ldexp(1.0f, static_cast<int>(rng() % 9)) * 1.3f);
+  for (auto _ : state) {
+    if (scaled)
+      k::matmul_block_scaled_instruction(p, sa.data(), sb.data(), static_cast<int>(block), static_cast<int>(block),
+                                         i->scale == k::MmaType::ue8m0, i->scale == k::MmaType::ue8m0, o, d.data());
+    else
+      k::matmul_accumulate(p, o, d.data());
+    benchmark::DoNotOptimize(d.data());
+  }
+  bench::rate_counter(state, "FLOP/s", 2.0 * n * n * n);
+  state.SetLabel(k::mma_parameters(*i));
+}
+
+std::string preset_run(const k::MmaInstruction& i, std::size_t n) { return "mma/" + i.name + "/" + std::to_string(n); }
+std::string fp32_run(std::size_t n) { return "fp32/" + std::to_string(n); }
+
+void summary(const std::vector<std::size_t>& sizes) {
+  std::printf("\nCPU: %s; SIMD target: %s; threads: %u\n", k::cpu_model().c_str(), k::current_simd_target().name.c_str(),
+              g_threads);
+  for (std::size_t n : sizes)
+    std::printf("lplab fp32 GEMM %zu^3: %.1f GFLOP/s\n", n, rate(fp32_run(n)) / 1e9);
+  std::printf("\n%-72s", "preset");
+  for (std::size_t n : sizes) std::printf(" %9s %7s", (std::to_string(n) + "^3 GF/s").c_str(), "ratio");
+  std::printf("  model\n");
+  std::map<std::string, std::pair<double, int>> worst;  // algorithm -> (lowest ratio, presets)
+  for (const k::MmaInstruction& i : k::mma_instructions()) {
+    if (std::isnan(rate(preset_run(i, sizes[0])))) continue;
+    std::printf("%-72s", i.name.c_str());
+    for (std::size_t n : sizes) {
+      const double r = rate(preset_run(i, n)), base = rate(fp32_run(n));
+      std::printf(" %9.2f %7.3f", r / 1e9, r / base);
+      auto& w = worst[k::mma_algorithm_name(i.model.algorithm)];
+      if (!std::isnan(r)) w.first = w.second == 0 ? r / base : std::min(w.first, r / base), ++w.second;
+    }
+    std::printf("  %s\n", k::mma_parameters(i).c_str());
+  }
+  std::printf("\n%-20s %8s %14s\n", "algorithm", "runs", "lowest ratio");
+  for (const auto& [alg, w] : worst) std::printf("%-20s %8d %14.4f\n", alg.c_str(), w.second, w.first);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::size_t> sizes{256};
+  std::vector<char*> args;
+  for (int a = 0; a < argc; ++a) {
+    if (std::strncmp(argv[a], "--sizes=", 8) == 0) {
+      sizes.clear();
+      for (const char* s = argv[a] + 8; *s;) {
+        char* end = nullptr;
+        sizes.push_back(std::strtoul(s, &end, 10));
+        s = *end == ',' ? end + 1 : end;
+        if (sizes.back() == 0 || sizes.back() % 128 != 0) {
+          std::fprintf(stderr, "mma_bench: --sizes takes multiples of 128, e.g. --sizes=256,1024\n");
+          return 2;
+        }
+      }
+    } else if (std::strncmp(argv[a], "--threads=", 10) == 0) {
+      g_threads = static_cast<unsigned>(std::strtoul(argv[a] + 10, nullptr, 10));
+    } else {
+      args.push_back(argv[a]);
+    }
+  }
+  int n_args = static_cast<int>(args.size());
+  for (std::size_t n : sizes) {
+    benchmark::RegisterBenchmark(fp32_run(n).c_str(), BM_fp32, n)->Unit(benchmark::kMillisecond)->UseRealTime();
+    for (const k::MmaInstruction& i : k::mma_instructions())
+      benchmark::RegisterBenchmark(preset_run(i, n).c_str(), BM_preset, &i, n)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime()
+          ->MinTime(0.05);
+  }
+  benchmark::Initialize(&n_args, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 2;
+  bench::Collector reporter({"FLOP/s"});
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  summary(sizes);
+  benchmark::Shutdown();
+  return 0;
+}
