@@ -157,8 +157,7 @@ int main(int argc, char** argv) {
     for (const k::MmaInstruction& i : k::mma_instructions())
       benchmark::RegisterBenchmark(preset_run(i, n).c_str(), BM_preset, &i, n)
           ->Unit(benchmark::kMillisecond)
-          ->UseRealTime()
-          ->MinTime(0.05);
+          ->UseRealTime();
   }
   benchmark::Initialize(&n_args, args.data());
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 2;

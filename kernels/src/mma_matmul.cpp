@@ -34,8 +34,10 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
   // and with fp16 C and D the same steps rounded to nearest fp16: its SIMD
   // kernel runs them, on k padded to whole instructions.
   const MmaModel& mm = i.model;
-  const bool fp32_out = i.c == MmaType::f32 && (mm.rounding == MmaRounding::truncate_fp32 ||
-                                                mm.rounding == MmaRounding::truncate_e8m13);
+  // (fp16 C and fp32 D: C's type matters only for an input C, whose
+  // alignment exponent is then clamped at fp16's emin.)
+  const bool fp32_out = i.d == MmaType::f32 && (i.c == MmaType::f32 || o.c_input == nullptr) &&
+                        (mm.rounding == MmaRounding::truncate_fp32 || mm.rounding == MmaRounding::truncate_e8m13);
   const bool fp16_out = i.c == MmaType::f16 && i.d == MmaType::f16 && mm.rounding == MmaRounding::nearest_fp16;
   // A and B with k padded to whole instructions (zeros), for the SIMD kernels.
   auto padded = [&](std::vector<float>& a, std::vector<float>& b) {
@@ -66,11 +68,12 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
                          scaled ? &sc : nullptr))
       return;
   }
-  if (!scaled) {
-    // fma, ftz_pairs and exact: IEEE operations, or one rounding of an exact sum.
+  if (!truncated) {
+    // AMD's models, and NVIDIA's block-scaled FP4 (group_scaled).
     std::vector<float> a, b;
     padded(a, b);
-    if (mma_simd(mm, p.m, p.n, kp, a.data(), b.data(), o.c_input, o.accumulator.promote_every, o.threads, out))
+    if (mma_simd(mm, p.m, p.n, kp, a.data(), b.data(), o.c_input, o.accumulator.promote_every, o.threads, out,
+                 scales_a, scales_b_t))
       return;
   }
   const std::size_t blk = scaled ? static_cast<std::size_t>(i.model.scale_block) : 0;

@@ -41,7 +41,7 @@ HWY_BEFORE_NAMESPACE();
 namespace lplab::kernels::detail::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-enum class MmaLoop { fma, ftz_pairs, exact, two_stage };
+enum class MmaLoop { fma, ftz_pairs, exact, two_stage, group_scaled };
 
 // x with magnitudes below `tiny` made zero: keeping x's sign (the products
 // and sums of ftz_pairs: x * 0.0f) or +0 (C entering an instruction).
@@ -131,6 +131,92 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
           }
         }
       }
+    } else if constexpr (kLoop == MmaLoop::group_scaled) {
+#if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR
+      // Per step of L products (mma_step.h's group_scaled and fused_step):
+      // groups of G products summed exactly (fp4 products are multiples of
+      // 2^-2 below 2^6), each times its two block scales (exact: at most
+      // 20 significant bits) and aligned at the scales' exponents (a group
+      // of zero products, or with a zero scale, at zero_exponent); then as
+      // truncated: every term and C truncated to 2^(E - F), summed exactly
+      // (each below 2^(F + 12)), truncated to fp32 (step 4). A lane with a
+      // NaN or an infinity among its operands, scales or C takes the scalar
+      // step for that group.
+      const auto L = static_cast<std::size_t>(m.group), G = static_cast<std::size_t>(m.sum_group);
+      const auto blk = static_cast<std::size_t>(m.scale_block);
+      const double F = m.fraction_bits;
+      const auto zero_exp = hn::Set(d, m.zero_exponent), fp32_emin = hn::Set(d, -126.0);
+      const auto big = hn::Set(d, 0x1p128), inf = hn::Set(d, HUGE_VAL), sign = hn::SignBit(d);
+      MmaModel one = m;  // the scalar step
+      one.k = one.group;
+      for (std::size_t t = start; t < end; t += L) {
+        for (std::size_t r = 0; r < R; ++r) {
+          const T* ar = a + (i0 + r) * kp + t;
+          for (std::size_t v = 0; v < V; ++v) {
+            const T* bt = bv[v] + t * N;
+            const auto c_before = acc[r][v];
+            auto scalar = hn::Not(hn::IsFinite(c_before));
+            auto E = hn::IfThenElse(hn::Eq(c_before, zero), zero_exp, hn::Max(Log2Floor(d, c_before), fp32_emin));
+            Vec gp[16], ge[16];
+            const std::size_t groups = L / G;
+            for (std::size_t q = 0; q < groups; ++q) {
+              auto sum = zero;
+              auto nonzero = hn::Ne(zero, zero);
+              for (std::size_t u = q * G; u < (q + 1) * G; ++u) {
+                const auto p = hn::Mul(hn::Set(d, ar[u]), hn::Load(d, bt + u * N));
+                sum = hn::Add(sum, p);  // exact
+                nonzero = hn::Or(nonzero, hn::Ne(p, zero));
+              }
+              const std::size_t block = (t + q * G) / blk;
+              const std::size_t row = i0 + r;
+              const auto sa = hn::Set(d, g.sa[row * g.blocks + block]);
+              const auto esa = hn::Set(d, g.esa[row * g.blocks + block]);
+              const auto sb = hn::Load(d, g.sb + ((v0 + v) * g.blocks + block) * N);
+              const auto esb = hn::Load(d, g.esb + ((v0 + v) * g.blocks + block) * N);
+              const auto scale = hn::Mul(sa, sb);
+              gp[q] = hn::Mul(sum, scale);
+              ge[q] = hn::Add(esa, esb);
+              scalar = hn::Or(scalar, hn::Not(hn::IsFinite(gp[q])));
+              const auto at_zero = hn::Or(hn::Not(nonzero), hn::Eq(scale, zero));
+              E = hn::Max(E, hn::IfThenElse(at_zero, zero_exp, ge[q]));
+            }
+            const auto down = Pow2(d, hn::Sub(hn::Set(d, F), E));
+            auto units = hn::Trunc(hn::Mul(hn::IfThenElse(scalar, zero, c_before), down));
+            for (std::size_t q = 0; q < groups; ++q)
+              units = hn::Add(units, hn::Trunc(hn::Mul(hn::IfThenElse(scalar, zero, gp[q]), down)));
+            // Step 4: truncated to 24 bits, the exponent at least -126.
+            const auto sum = hn::Mul(units, Pow2(d, hn::Sub(E, hn::Set(d, F))));
+            const auto lead = hn::Max(Log2Floor(d, sum), fp32_emin);
+            auto out = hn::Mul(hn::Trunc(hn::Mul(sum, Pow2(d, hn::Sub(hn::Set(d, 23.0), lead)))),
+                               Pow2(d, hn::Sub(lead, hn::Set(d, 23.0))));
+            out = hn::IfThenElse(hn::Ge(hn::Abs(out), big), hn::Or(inf, hn::And(out, sign)), out);
+            acc[r][v] = hn::IfThenElse(hn::Eq(out, zero), zero, out);
+            if (HWY_UNLIKELY(!hn::AllFalse(d, scalar))) {
+              HWY_ALIGN std::uint8_t mask_bits[(hn::MaxLanes(d) + 7) / 8 + 8] = {};
+              hn::StoreMaskBits(d, scalar, mask_bits);
+              HWY_ALIGN T c_lanes[hn::MaxLanes(d)];
+              hn::Store(c_before, d, c_lanes);
+              hn::Store(acc[r][v], d, lanes);
+              for (std::size_t l = 0; l < N; ++l) {
+                if (!((mask_bits[l / 8] >> (l % 8)) & 1)) continue;
+                double ax[64], bx[64], qa[64], qb[64];
+                for (std::size_t u = 0; u < L; ++u) ax[u] = ar[u], bx[u] = bt[u * N + l];
+                for (std::size_t q = 0; q < L / blk; ++q) {
+                  qa[q] = g.sa[(i0 + r) * g.blocks + t / blk + q];
+                  qb[q] = g.sb[((v0 + v) * g.blocks + t / blk + q) * N + l];
+                }
+                // C's type: the instruction's for the chain's first step, D's after.
+                const int emin_c = t == start ? m.emin_c : m.emin_d;
+                lanes[l] = mma::instruction(one, ax, bx, c_lanes[l], emin_c, qa, qb, nullptr);
+              }
+              acc[r][v] = hn::Load(d, lanes);
+            }
+          }
+        }
+      }
+#else
+      HWY_ASSERT(false);  // never dispatched: MmaSimdLanes declines
+#endif
     } else if constexpr (kLoop == MmaLoop::two_stage) {
 #if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR
       // Per group of L products (mma_step.h's two_stage and
@@ -331,6 +417,7 @@ HWY_ATTR void MmaSimdRows(const MmaSimdArgs& g, std::size_t rows) {
     case MmaAlgorithm::exact: return Rows<MmaLoop::exact, 2, 2>(hn::ScalableTag<double>(), g, rows);
     case MmaAlgorithm::two_stage:
     case MmaAlgorithm::two_stage_split: return Rows<MmaLoop::two_stage, 2, 2>(hn::ScalableTag<double>(), g, rows);
+    case MmaAlgorithm::group_scaled: return Rows<MmaLoop::group_scaled, 2, 2>(hn::ScalableTag<double>(), g, rows);
 #endif
     default: HWY_ASSERT(false);
   }
@@ -341,7 +428,10 @@ HWY_ATTR void MmaSimdRows(const MmaSimdArgs& g, std::size_t rows) {
 HWY_ATTR std::size_t MmaSimdLanes(const MmaModel& m) {
   const bool fma = m.algorithm == MmaAlgorithm::fma;
   const bool exact = m.algorithm == MmaAlgorithm::exact || m.algorithm == MmaAlgorithm::two_stage ||
-                     m.algorithm == MmaAlgorithm::two_stage_split;
+                     m.algorithm == MmaAlgorithm::two_stage_split || m.algorithm == MmaAlgorithm::group_scaled;
+  if (m.algorithm == MmaAlgorithm::group_scaled &&
+      (m.sum_group < 1 || m.group % m.sum_group != 0 || m.group / m.sum_group > 16 || m.scale_block < 1))
+    return 0;
   const bool in_double = exact || (fma && m.rounding == MmaRounding::nearest_fp64);
   if (fma && !HWY_NATIVE_FMA) return 0;
   if (exact && HWY_TARGET == HWY_SCALAR) return 0;
@@ -377,7 +467,8 @@ namespace {
 // below their types' smallest normal exponents to +0; then the bands.
 template <class T>
 void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp, std::size_t lanes, const float* a,
-         const float* b, const double* c_in, int promote_every, unsigned threads, double* out) {
+         const float* b, const double* c_in, int promote_every, unsigned threads, double* out,
+         const float* scales_a, const float* scales_b_t) {
   const bool ftz = model.algorithm == MmaAlgorithm::ftz_pairs;
   auto operand = [&](float x, int emin) {
     if (ftz && std::fabs(x) < std::ldexp(1.0f, emin)) return T{0};
@@ -410,6 +501,20 @@ void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp,
     for (std::size_t i = 0; i < rows * kp; ++i) ea[i] = exponent(ap[i], model.emin_a);
     for (std::size_t i = 0; i < kp * ldb; ++i) eb[i] = exponent(bp[i], model.emin_b);
   }
+  // group_scaled: the block scales and their alignment exponents.
+  const std::size_t blocks = scales_a != nullptr ? kp / static_cast<std::size_t>(model.scale_block) : 0;
+  std::vector<double> sa(rows * blocks), esa(rows * blocks), sb(ldb * blocks, 1.0), esb(ldb * blocks, 0.0);
+  auto scale_exponent = [&](double x) -> double {
+    if (x == 0 || !std::isfinite(x)) return 0.0;  // a zero group; a lane that takes the scalar step
+    return std::max(std::ilogb(x), model.emin_scale);
+  };
+  for (std::size_t i = 0; i < rows * blocks; ++i) sa[i] = scales_a[i], esa[i] = scale_exponent(sa[i]);
+  for (std::size_t j = 0; j < n && blocks > 0; ++j)
+    for (std::size_t q = 0; q < blocks; ++q) {
+      const std::size_t at = ((j / lanes) * blocks + q) * lanes + j % lanes;
+      sb[at] = scales_b_t[j * blocks + q];
+      esb[at] = scale_exponent(sb[at]);
+    }
   for_row_bands(rows, threads, [&](std::size_t first, std::size_t count) {
     const MmaSimdArgs g{&model,
                         kp,
@@ -421,7 +526,12 @@ void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp,
                         c_in != nullptr ? cp.get() + first * ldb : nullptr,
                         out + first * n,
                         two_stage ? ea.data() + first * kp : nullptr,
-                        two_stage ? eb.data() : nullptr};
+                        two_stage ? eb.data() : nullptr,
+                        blocks,
+                        sa.data() + first * blocks,
+                        esa.data() + first * blocks,
+                        sb.data(),
+                        esb.data()};
     LPLAB_DISPATCH(MmaSimdRows)(g, count);
   });
 }
@@ -429,17 +539,22 @@ void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp,
 }  // namespace
 
 bool mma_simd(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp, const float* a,
-              const float* b, const double* c_in, int promote_every, unsigned threads, double* out) {
+              const float* b, const double* c_in, int promote_every, unsigned threads, double* out,
+              const float* scales_a, const float* scales_b_t) {
   const MmaAlgorithm alg = model.algorithm;
   const bool two_stage = alg == MmaAlgorithm::two_stage || alg == MmaAlgorithm::two_stage_split;
-  if (alg != MmaAlgorithm::fma && alg != MmaAlgorithm::ftz_pairs && alg != MmaAlgorithm::exact && !two_stage)
+  const bool group_scaled = alg == MmaAlgorithm::group_scaled;
+  if (group_scaled != (scales_a != nullptr && scales_b_t != nullptr)) return false;
+  if (alg != MmaAlgorithm::fma && alg != MmaAlgorithm::ftz_pairs && alg != MmaAlgorithm::exact && !two_stage &&
+      !group_scaled)
     return false;
   if (kp == 0 || rows == 0 || n == 0 || !float_arithmetic_exact()) return false;
   const std::size_t lanes = LPLAB_DISPATCH(MmaSimdLanes)(model);
   if (lanes == 0) return false;
-  const bool in_double = alg == MmaAlgorithm::exact || two_stage || model.rounding == MmaRounding::nearest_fp64;
-  if (in_double) run<double>(model, rows, n, kp, lanes, a, b, c_in, promote_every, threads, out);
-  else run<float>(model, rows, n, kp, lanes, a, b, c_in, promote_every, threads, out);
+  const bool in_double =
+      alg == MmaAlgorithm::exact || two_stage || group_scaled || model.rounding == MmaRounding::nearest_fp64;
+  if (in_double) run<double>(model, rows, n, kp, lanes, a, b, c_in, promote_every, threads, out, scales_a, scales_b_t);
+  else run<float>(model, rows, n, kp, lanes, a, b, c_in, promote_every, threads, out, scales_a, scales_b_t);
   return true;
 }
 

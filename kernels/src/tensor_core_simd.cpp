@@ -292,6 +292,7 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   // (k = 0: nothing to pack -- Highway allocates no empty array -- and the
   // scalar model's answer is C.)
   if (model.block > 32 || model.fraction_bits > 44 || p.k == 0) return false;
+  if (scales == nullptr && tensor_core_narrow(p, model, out, threads, c_in)) return true;
   const std::size_t lanes = LPLAB_DISPATCH(TensorCoreLanes)();
   if (lanes == 0) return false;  // no double lanes
   const std::size_t m = p.m, n = p.n, k = p.k;

@@ -236,8 +236,9 @@ TEST(MmaMatmul, chains_the_instruction_over_k) {
 // sums overflow) and near 1, an infinity and a NaN among them where the
 // type has one, block scales over 2^-30 .. 2^30 with the extremes, a k that
 // is not a whole number of instructions (where there are no scales), 37
-// columns (a ragged last vector), 5 rows (a ragged last tile), with and
-// without an input C and promotion.
+// columns (a ragged last vector), 5 rows (a ragged last tile), products that
+// are all zero and products that cancel over a block, with and without an
+// input C and promotion.
 
 // The finite values of a narrow type, sorted; a sample rounds to the nearest.
 std::vector<double> finite_values(MmaType t) {
@@ -293,6 +294,13 @@ void expect_matmul_equals_scalar_chain(const MmaInstruction& instr, std::uint64_
   std::vector<float> a(m * k), b(k * n);
   for (float& x : a) x = static_cast<float>(src.value(instr.a));
   for (float& x : b) x = static_cast<float>(src.value(instr.b));
+  // A row whose first 32 products are all zero, and one whose products
+  // 32 .. 63 cancel in pairs (a zero group that keeps its scales' exponent).
+  for (std::size_t t = 0; t < 32; ++t) a[2 * k + t] = 0.0f;
+  for (std::size_t t = 32; t < 64; t += 2) {
+    a[3 * k + t + 1] = -a[3 * k + t];
+    for (std::size_t j = 0; j < n; ++j) b[(t + 1) * n + j] = b[t * n + j];
+  }
   if (mma_holds(instr.a, INFINITY)) a[1 * k + 5] = INFINITY;
   if (mma_holds(instr.b, NAN)) b[7 * n + 3] = NAN;
   if (mma_holds(instr.b, -INFINITY)) b[9 * n + 20] = -INFINITY;
