@@ -480,9 +480,10 @@ void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp,
   hwy::AlignedFreeUniquePtr<T[]> cp = hwy::AllocateAligned<T>(c_in != nullptr ? rows * ldb : 1);
   if (ap == nullptr || bp == nullptr || cp == nullptr) throw std::bad_alloc();
   for (std::size_t i = 0; i < rows * kp; ++i) ap[i] = operand(a[i], model.emin_a);
+  const PanelIndex at_b(kp, lanes);
   for (std::size_t t = 0; t < kp; ++t)
     for (std::size_t j = 0; j < ldb; ++j)
-      bp[((j / lanes) * kp + t) * lanes + j % lanes] = j < n ? operand(b[t * n + j], model.emin_b) : T{0};
+      bp[at_b(t, j)] = j < n ? operand(b[t * n + j], model.emin_b) : T{0};
   if (c_in != nullptr)
     for (std::size_t i = 0; i < rows; ++i)
       for (std::size_t j = 0; j < ldb; ++j) cp[i * ldb + j] = j < n ? static_cast<T>(c_in[i * n + j]) : T{0};
@@ -509,9 +510,10 @@ void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp,
     return std::max(std::ilogb(x), model.emin_scale);
   };
   for (std::size_t i = 0; i < rows * blocks; ++i) sa[i] = scales_a[i], esa[i] = scale_exponent(sa[i]);
+  const PanelIndex at_s(blocks, lanes);
   for (std::size_t j = 0; j < n && blocks > 0; ++j)
     for (std::size_t q = 0; q < blocks; ++q) {
-      const std::size_t at = ((j / lanes) * blocks + q) * lanes + j % lanes;
+      const std::size_t at = at_s(q, j);
       sb[at] = scales_b_t[j * blocks + q];
       esb[at] = scale_exponent(sb[at]);
     }

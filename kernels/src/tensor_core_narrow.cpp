@@ -45,6 +45,11 @@ struct NarrowArgs {
   std::size_t k;
   const float* b;          // packed: the k rows of columns [vN, vN + N) at b[(v k + t) N + lane]
   const std::int32_t* eb;  // their alignment exponents, packed alike
+  // Block scales (MmaAlgorithm::scaled; blocks of `block` products, one per
+  // step): their exponents, B's packed esb[(v blocks + q) N + lane]; the
+  // rows' are NarrowTile's esa.
+  std::size_t blocks;
+  const std::int32_t* esb;
 };
 
 #if HWY_TARGET != HWY_SCALAR
@@ -71,8 +76,9 @@ HWY_ATTR HWY_INLINE hn::Vec<DI> TruncToInt32(DI di, VF v) {
 // against vector q % kV.
 template <std::size_t kR, std::size_t kV>
 HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY_RESTRICT ar,
-                                    const std::int32_t* const* HWY_RESTRICT er, const float* const* cr, std::size_t j,
-                                    bool maybe_special, double* HWY_RESTRICT result) {
+                                    const std::int32_t* const* HWY_RESTRICT er, const std::int32_t* const* esa,
+                                    const float* const* cr, std::size_t j, bool maybe_special,
+                                    double* HWY_RESTRICT result) {
   constexpr std::size_t kQ = kR * kV;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -130,13 +136,21 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   std::size_t in_chain = 0;
   for (std::size_t start = 0; start < k; start += block) {
     const std::size_t end = std::min(k, start + block);
-    VI E[kQ];
+    VI E[kQ], es[kQ];
     VF special[kQ];
     hn::Mask<decltype(df)> any_special[kQ];
     for (std::size_t q = 0; q < kQ; ++q) {
-      // Step 1: C (a zero C at zero_exponent), then the products.
+      // Step 1: C (a zero C at zero_exponent), then the products. With
+      // block scales a product's exponent is e(a) + e(b) + es, es the
+      // block's scales' exponents: E is kept less es until step 4.
       const auto c_zero = hn::RebindMask(di, hn::Eq(vc[q], zero_f));
       E[q] = hn::IfThenElse(c_zero, zero_exp, hn::Max(exponent_f(vc[q]), out_emin));
+      es[q] = hn::Zero(di);
+      if (c.esb != nullptr) {
+        const std::size_t blk = start / block;
+        es[q] = hn::Add(hn::Set(di, esa[q / kV][blk]), hn::Load(di, c.esb + ((j / N + q % kV) * c.blocks + blk) * N));
+        E[q] = hn::Sub(E[q], es[q]);
+      }
       any_special[q] = hn::Not(hn::IsFinite(vc[q]));
       special[q] = hn::IfThenElseZero(any_special[q], vc[q]);
       if (maybe_special || !hn::AllFalse(df, any_special[q])) {
@@ -163,7 +177,7 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     VI part[kQ];
     VD lo[kQ], hi[kQ];
     for (std::size_t q = 0; q < kQ; ++q) {
-      down[q] = pow2f(hn::Min(hn::Sub(hn::Set(di, F), E[q]), hn::Set(di, 126)));
+      down[q] = pow2f(hn::Max(hn::Min(hn::Sub(hn::Set(di, F), E[q]), hn::Set(di, 126)), hn::Set(di, -126)));
       part[q] = hn::Zero(di);
       lo[q] = hi[q] = zero_d;
     }
@@ -187,9 +201,10 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       }
     }
     for (std::size_t q = 0; q < kQ; ++q) {
-      // C's term, then step 4, in double halves.
-      const auto e_lo = hn::PromoteTo(ddi, hn::LowerHalf(dih, E[q]));
-      const auto e_hi = hn::PromoteTo(ddi, hn::UpperHalf(dih, E[q]));
+      // C's term, then step 4, in double halves (E with the scales' exponents).
+      const auto e_full = hn::Add(E[q], es[q]);
+      const auto e_lo = hn::PromoteTo(ddi, hn::LowerHalf(dih, e_full));
+      const auto e_hi = hn::PromoteTo(ddi, hn::UpperHalf(dih, e_full));
       const auto c_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, vc[q]));
       const auto c_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, vc[q]));
       const auto f64 = hn::Set(ddi, F);
@@ -224,7 +239,8 @@ HWY_ATTR void NarrowRows(const TensorCoreModel& model, std::size_t m, std::size_
                          const float* HWY_RESTRICT a, const std::int32_t* HWY_RESTRICT ea,
                          const float* HWY_RESTRICT b, const std::int32_t* HWY_RESTRICT eb, std::size_t ldb,
                          std::size_t panel, const float* HWY_RESTRICT c_in, double* HWY_RESTRICT out,
-                         const unsigned char* row_special, const unsigned char* col_flags) {
+                         const unsigned char* row_special, const unsigned char* col_flags, std::size_t blocks,
+                         const std::int32_t* esa, const std::int32_t* esb) {
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<float> df;
   const std::size_t N = hn::Lanes(df);
@@ -232,7 +248,7 @@ HWY_ATTR void NarrowRows(const TensorCoreModel& model, std::size_t m, std::size_
   constexpr std::size_t kR = 2, kV = HWY_TARGET == HWY_AVX3 ? 4 : 2;
   std::vector<unsigned char> col_special(ldb / N, 0);
   for (std::size_t j = 0; j < ldb; ++j) col_special[j / N] |= col_flags[j];
-  const NarrowArgs args{&model, k, b, eb};
+  const NarrowArgs args{&model, k, b, eb, blocks, esb};
   std::vector<double> result(kR * kV * N);
   for (std::size_t first = 0; first < ldb; first += panel) {
     const std::size_t last = std::min(ldb, first + panel);
@@ -240,11 +256,13 @@ HWY_ATTR void NarrowRows(const TensorCoreModel& model, std::size_t m, std::size_
       const std::size_t rows = i + kR <= m ? kR : 1;
       const float* ar[kR];
       const std::int32_t* er[kR];
+      const std::int32_t* sr[kR];
       const float* cr[kR];
       bool row_flag = false;
       for (std::size_t r = 0; r < rows; ++r) {
         ar[r] = a + (i + r) * k;
         er[r] = ea + (i + r) * k;
+        sr[r] = esa != nullptr ? esa + (i + r) * blocks : nullptr;
         cr[r] = c_in != nullptr ? c_in + (i + r) * ldb : nullptr;
         row_flag = row_flag || row_special[i + r] != 0;
       }
@@ -252,10 +270,10 @@ HWY_ATTR void NarrowRows(const TensorCoreModel& model, std::size_t m, std::size_
         const std::size_t vectors = j + kV * N <= last ? kV : 1;
         bool special = row_flag;
         for (std::size_t v = 0; v < vectors; ++v) special = special || col_special[j / N + v] != 0;
-        if (rows == kR && vectors == kV) NarrowTile<kR, kV>(args, ar, er, cr, j, special, result.data());
-        else if (rows == kR) NarrowTile<kR, 1>(args, ar, er, cr, j, special, result.data());
-        else if (vectors == kV) NarrowTile<1, kV>(args, ar, er, cr, j, special, result.data());
-        else NarrowTile<1, 1>(args, ar, er, cr, j, special, result.data());
+        if (rows == kR && vectors == kV) NarrowTile<kR, kV>(args, ar, er, sr, cr, j, special, result.data());
+        else if (rows == kR) NarrowTile<kR, 1>(args, ar, er, sr, cr, j, special, result.data());
+        else if (vectors == kV) NarrowTile<1, kV>(args, ar, er, sr, cr, j, special, result.data());
+        else NarrowTile<1, 1>(args, ar, er, sr, cr, j, special, result.data());
         for (std::size_t r = 0; r < rows; ++r)
           for (std::size_t l = 0; l < vectors * N && j + l < n; ++l)
             out[(i + r) * n + j + l] = result[r * vectors * N + l];
@@ -266,7 +284,7 @@ HWY_ATTR void NarrowRows(const TensorCoreModel& model, std::size_t m, std::size_
   }
 #else
   (void)model, (void)m, (void)n, (void)k, (void)a, (void)ea, (void)b, (void)eb, (void)ldb, (void)panel, (void)c_in,
-      (void)out, (void)row_special, (void)col_flags;
+      (void)out, (void)row_special, (void)col_flags, (void)blocks, (void)esa, (void)esb;
   HWY_ASSERT(false);  // never dispatched: NarrowLanes() is 0
 #endif
 }
@@ -316,7 +334,7 @@ std::int32_t operand_exponent(float x, int emin) {
 }  // namespace
 
 bool tensor_core_narrow(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads,
-                        const double* c_in) {
+                        const double* c_in, const TensorCoreScales* scales) {
   if (model.block > 32 || model.fraction_bits > 25 || p.k == 0) return false;
   if (model.emin_a + model.emin_b < model.fraction_bits - 126) return false;
   const std::size_t lanes = LPLAB_DISPATCH(NarrowLanes)();
@@ -327,18 +345,36 @@ bool tensor_core_narrow(const MatmulProblem& p, const TensorCoreModel& model, do
     for (std::size_t i = 0; i < m * n; ++i)
       if (static_cast<double>(static_cast<float>(c_in[i])) != c_in[i] && !std::isnan(c_in[i])) return false;
   const std::size_t ldb = (n + lanes - 1) / lanes * lanes;
+  // Block scales: one per block of products (a step); each finite and
+  // nonzero (a NaN scale makes its products NaN: the scalar model's).
+  const std::size_t blocks = scales != nullptr ? k / scales->block : 0;
+  if (scales != nullptr && scales->block != static_cast<std::size_t>(model.block)) return false;
+  std::vector<std::int32_t> esa(m * blocks), esb(ldb * blocks, 0);
+  const PanelIndex at_b(k, lanes), at_s(blocks, lanes);
+  auto scale_exponent = [&](float s, std::int32_t& e) {
+    if (!(std::isfinite(s) && s > 0)) return false;
+    e = std::max(std::ilogb(s), scales->emin);
+    return true;
+  };
+  for (std::size_t i = 0; i < m * blocks; ++i)
+    if (!scale_exponent(scales->a[i], esa[i])) return false;
+  for (std::size_t j = 0; j < n && blocks > 0; ++j)
+    for (std::size_t q = 0; q < blocks; ++q)
+      if (!scale_exponent(scales->b_t[j * blocks + q], esb[at_s(q, j)])) return false;
   std::vector<std::int32_t> ea(m * k);
   hwy::AlignedFreeUniquePtr<float[]> bp = hwy::AllocateAligned<float>(k * ldb);
   hwy::AlignedFreeUniquePtr<std::int32_t[]> eb = hwy::AllocateAligned<std::int32_t>(k * ldb);
   if (bp == nullptr || eb == nullptr) throw std::bad_alloc();
   std::vector<unsigned char> row_special(m, 0), col_special(ldb, 0);
-  for (std::size_t i = 0; i < m * k; ++i) {
-    ea[i] = operand_exponent(p.a[i], model.emin_a);
-    if (!std::isfinite(p.a[i])) row_special[i / k] = 1;
-  }
+  for (std::size_t r = 0; r < m; ++r)
+    for (std::size_t t = 0; t < k; ++t) {
+      const std::size_t i = r * k + t;
+      ea[i] = operand_exponent(p.a[i], model.emin_a);
+      row_special[r] |= !std::isfinite(p.a[i]);
+    }
   for (std::size_t t = 0; t < k; ++t)
     for (std::size_t j = 0; j < ldb; ++j) {
-      const std::size_t at = ((j / lanes) * k + t) * lanes + j % lanes;
+      const std::size_t at = at_b(t, j);
       const float x = j < n ? p.b[t * n + j] : 0.0f;
       bp[at] = x;
       eb[at] = operand_exponent(x, model.emin_b);
@@ -354,7 +390,8 @@ bool tensor_core_narrow(const MatmulProblem& p, const TensorCoreModel& model, do
   for_row_bands(m, threads, [&](std::size_t first, std::size_t rows) {
     LPLAB_DISPATCH(NarrowRows)(model, rows, n, k, p.a + first * k, ea.data() + first * k, bp.get(), eb.get(), ldb,
                                panel, c_in != nullptr ? cin.data() + first * ldb : nullptr, out + first * n,
-                               row_special.data() + first, col_special.data());
+                               row_special.data() + first, col_special.data(), blocks,
+                               blocks > 0 ? esa.data() + first * blocks : nullptr, blocks > 0 ? esb.data() : nullptr);
   });
   return true;
 }

@@ -292,7 +292,7 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   // (k = 0: nothing to pack -- Highway allocates no empty array -- and the
   // scalar model's answer is C.)
   if (model.block > 32 || model.fraction_bits > 44 || p.k == 0) return false;
-  if (scales == nullptr && tensor_core_narrow(p, model, out, threads, c_in)) return true;
+  if (tensor_core_narrow(p, model, out, threads, c_in, scales)) return true;
   const std::size_t lanes = LPLAB_DISPATCH(TensorCoreLanes)();
   if (lanes == 0) return false;  // no double lanes
   const std::size_t m = p.m, n = p.n, k = p.k;
@@ -315,15 +315,18 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
   auto scale_exponent = [&](double s) -> std::int64_t {
     return scales != nullptr && std::isfinite(s) && s != 0 ? std::max(std::ilogb(s), scales->emin) : 0;
   };
-  for (std::size_t i = 0; i < m * k; ++i) {
-    const double s = scales != nullptr ? scale_of(scales->a, i / k, i % k) : 1.0;
-    ad[i] = static_cast<double>(p.a[i]) * s;
-    ea[i] = static_cast<double>(operand_exponent(p.a[i], model.emin_a) + scale_exponent(s));
-    if (!std::isfinite(ad[i])) row_special[i / k] = 1;
-  }
+  for (std::size_t r = 0; r < m; ++r)
+    for (std::size_t t = 0; t < k; ++t) {
+      const std::size_t i = r * k + t;
+      const double s = scales != nullptr ? scale_of(scales->a, r, t) : 1.0;
+      ad[i] = static_cast<double>(p.a[i]) * s;
+      ea[i] = static_cast<double>(operand_exponent(p.a[i], model.emin_a) + scale_exponent(s));
+      row_special[r] |= !std::isfinite(ad[i]);
+    }
+  const PanelIndex at_b(k, lanes);
   for (std::size_t t = 0; t < k; ++t)
     for (std::size_t j = 0; j < ldb; ++j) {
-      const std::size_t at = ((j / lanes) * k + t) * lanes + j % lanes;
+      const std::size_t at = at_b(t, j);
       const float x = j < n ? p.b[t * n + j] : 0.0f;
       const double s = scales != nullptr && j < n ? scale_of(scales->b_t, j, t) : 1.0;
       bd[at] = static_cast<double>(x) * s;
