@@ -48,7 +48,8 @@ std::vector<T> normal(std::size_t n, std::uint32_t seed) {
 }
 
 // The console reporter, recording each run's `counters` (the first it has)
-// and label under the run's name without "_median", "/real_time" or "/min_time:...".
+// and label under the run's name without "_median", "/real_time", "/min_time:..."
+// or "/repeats:...".
 class Collector : public benchmark::ConsoleReporter {
  public:
   explicit Collector(std::initializer_list<const char*> counters) : counters_(counters) {}
@@ -59,7 +60,8 @@ class Collector : public benchmark::ConsoleReporter {
       std::string name = r.benchmark_name();
       for (const char* suffix : {"_median", "/real_time"})
         if (const auto p = name.find(suffix); p != std::string::npos) name.erase(p);
-      if (const auto p = name.find("/min_time:"); p != std::string::npos) name.erase(p, name.find('/', p + 1) - p);
+      for (const char* setting : {"/min_time:", "/repeats:"})
+        if (const auto p = name.find(setting); p != std::string::npos) name.erase(p, name.find('/', p + 1) - p);
       for (const char* c : counters_) {
         if (const auto it = r.counters.find(c); it != r.counters.end()) {
           rates()[name] = it->second.value;
