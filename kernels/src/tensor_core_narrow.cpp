@@ -163,14 +163,14 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
         }
       }
     }
-    for (std::size_t t = start; t < end; ++t) {
-      VI eb_t[kV];
-      for (std::size_t v = 0; v < kV; ++v) eb_t[v] = hn::Load(di, ebv[v] + t * N);
-      for (std::size_t r = 0; r < kR; ++r) {
-        const auto et = hn::Set(di, er[r][t]);
-        for (std::size_t v = 0; v < kV; ++v) E[r * kV + v] = hn::Max(E[r * kV + v], hn::Add(et, eb_t[v]));
+    // (One vector of B's exponents live at a time: an array of them went
+    // through the stack.)
+    for (std::size_t t = start; t < end; ++t)
+      for (std::size_t v = 0; v < kV; ++v) {
+        const auto eb_t = hn::Load(di, ebv[v] + t * N);
+        for (std::size_t r = 0; r < kR; ++r)
+          E[r * kV + v] = hn::Max(E[r * kV + v], hn::Add(hn::Set(di, er[r][t]), eb_t));
       }
-    }
     // Steps 2-3: the products on the grid 2^(E - F), in int32 partial sums
     // of at most 16, then in double halves.
     VF down[kQ];
