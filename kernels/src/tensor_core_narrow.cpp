@@ -18,7 +18,7 @@
 //   4. in double lanes, as the double kernel: the sum normalised and
 //      truncated (or rounded to nearest-even, fp16 C and D) to R bits, the
 //      exponent clamped at emin_out, 2^emax_out or more an infinity, zero +0;
-//      back to float exactly.
+//      back to float exactly (AVX-512, fp32 D: one conversion toward zero).
 // Specials (a NaN or an infinity among the products or C) follow IEEE's sum
 // of the non-finite terms; promotion adds the chain into an fp32 sum.
 #undef HWY_TARGET_INCLUDE
@@ -102,6 +102,12 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   const auto sign_mask = hn::Set(dd, -0.0);
   const auto overflow_at = hn::BitCast(dd, hn::ShiftLeft<52>(hn::Set(ddi, model.emax_out + 1023)));
   const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
+  // fp32 D truncated to 24 or 14 bits (not fp16's nearest): step 4 is a
+  // conversion toward zero on AVX-512.
+  const bool fp32_truncated = !model.nearest && (R == 24 || R == 14) && model.emin_out == -126 &&
+                              model.emax_out == 128;
+  const auto two_128 = hn::Set(dd, 0x1p128);
+  (void)fp32_truncated, (void)two_128;
   // 2^e (exponent fields e + 127 and e + 1023) and floor(log2 |v|) of a
   // nonzero normal v.
   auto pow2f = [&](VI e) HWY_ATTR { return hn::BitCast(df, hn::ShiftLeft<23>(hn::Add(e, hn::Set(di, 127)))); };
@@ -210,7 +216,24 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       const auto f64 = hn::Set(ddi, F);
       const auto u_lo = hn::Add(lo[q], hn::Trunc(hn::Mul(hn::IfThenElseZero(hn::IsFinite(c_lo), c_lo), pow2d(hn::Sub(f64, e_lo)))));
       const auto u_hi = hn::Add(hi[q], hn::Trunc(hn::Mul(hn::IfThenElseZero(hn::IsFinite(c_hi), c_hi), pow2d(hn::Sub(f64, e_hi)))));
-      const auto r = hn::Combine(df, hn::DemoteTo(dfh, step4(u_hi, e_hi)), hn::DemoteTo(dfh, step4(u_lo, e_lo)));
+      VF r;
+#if HWY_TARGET == HWY_AVX3
+      if (fp32_truncated) {
+        // Step 4 as one conversion toward zero (AVX-512's embedded
+        // rounding): truncation to fp32's 24 bits on its own grid, the
+        // subnormals' included, is step 4 with R = 24 and emin_out = -126;
+        // E8M13 then clears 10 more bits. 2^128 or more: an infinity.
+        auto to_float = [&](VD units, hn::Vec<decltype(ddi)> e) HWY_ATTR {
+          auto sum = hn::Mul(units, pow2d(hn::Sub(e, f64)));  // exact
+          sum = hn::IfThenElse(hn::Ge(hn::Abs(sum), two_128), hn::Or(inf, hn::And(sum, sign_mask)), sum);
+          return hn::Vec<decltype(dfh)>{_mm512_cvt_roundpd_ps(sum.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+        };
+        r = hn::Combine(df, to_float(u_hi, e_hi), to_float(u_lo, e_lo));
+        if (R == 14) r = hn::BitCast(df, hn::And(hn::BitCast(di, r), hn::Set(di, ~0x3FF)));
+        r = hn::IfThenElse(hn::Eq(r, zero_f), zero_f, r);  // +0, also where it truncated to zero
+      } else
+#endif
+        r = hn::Combine(df, hn::DemoteTo(dfh, step4(u_hi, e_hi)), hn::DemoteTo(dfh, step4(u_lo, e_lo)));
       vc[q] = hn::IfThenElse(any_special[q], hn::IfThenElse(hn::IsNaN(special[q]), nan, special[q]), r);
     }
     in_chain += end - start;
