@@ -25,7 +25,7 @@ bool tensor_core_fast(const MatmulProblem& p, const TensorCoreModel& model, doub
 // The float-lane kernel (tensor_core_narrow.cpp), which tensor_core_fast
 // tries first (with scales: one per block, each finite and nonzero): false where the operands' products are not
 // exact floats it can scale (more than 12 significant bits, magnitudes
-// outside 2^-60 .. 2^60), F > 25, blocks of more than 32, or no float
+// outside 2^-50 .. 2^60), F > 25, blocks of more than 32, or no float
 // halves (SCALAR).
 bool tensor_core_narrow(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads,
                         const double* c_in, const TensorCoreScales* scales = nullptr);

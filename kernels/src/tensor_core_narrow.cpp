@@ -1,8 +1,9 @@
 // The tensor-core model (tensor_core_step.h) in float lanes, twice the lanes
 // of tensor_core_simd.cpp's double kernel, for operands whose products are
 // exact floats: every finite operand of at most 12 significant bits, 0 or
-// between 2^-60 and 2^60 (fp16, fp8, fp6 and fp4 values), and a model with
-// F <= 25, blocks of at most 32 and emin_a + emin_b >= F - 126. The scalar
+// between 2^-50 and 2^60 (fp16, fp8, fp6 and fp4 values, and bf16 and tf32
+// values of that range: N(0,1) data), and a model with F <= 25 and blocks
+// of at most 32. The scalar
 // tensor_core::dot / mma::chain is its reference, as for the double kernel
 // (mma_test.cpp, matmul_test.cpp compare them bit for bit on every target).
 // Per row of A and vector of columns, the chain's C in a float register,
@@ -340,11 +341,12 @@ constexpr std::int32_t kNoExponent = -100000;  // a zero operand's
 
 // Whether x's products with the other operands are exact floats the kernel
 // can scale: 0, a NaN or an infinity, or at most 12 significant bits with
-// 2^-60 <= |x| < 2^60.
+// 2^-50 <= |x| < 2^60. (Then a nonzero product's exponent is at least
+// -100, so that where one decides E, 2^(F - E) <= 2^126 is a float.)
 bool narrow_value(float x) {
   if (x == 0 || !std::isfinite(x)) return true;
   const float m = std::fabs(x);
-  return m >= 0x1p-60f && m < 0x1p60f && (std::bit_cast<std::uint32_t>(x) & 0xFFFu) == 0;
+  return m >= 0x1p-50f && m < 0x1p60f && (std::bit_cast<std::uint32_t>(x) & 0xFFFu) == 0;
 }
 
 // floor(log2 |x|), at least emin (every narrow value is a normal float).
@@ -359,7 +361,6 @@ std::int32_t operand_exponent(float x, int emin) {
 bool tensor_core_narrow(const MatmulProblem& p, const TensorCoreModel& model, double* out, unsigned threads,
                         const double* c_in, const TensorCoreScales* scales) {
   if (model.block > 32 || model.fraction_bits > 25 || p.k == 0) return false;
-  if (model.emin_a + model.emin_b < model.fraction_bits - 126) return false;
   const std::size_t lanes = LPLAB_DISPATCH(NarrowLanes)();
   if (lanes == 0 || !float_arithmetic_exact()) return false;
   const std::size_t m = p.m, n = p.n, k = p.k;
