@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 
 #include "hwy/highway.h"
@@ -215,7 +216,7 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
         }
       }
 #else
-      HWY_ASSERT(false);  // never dispatched: MmaSimdLanes declines
+      std::abort();  // never dispatched: MmaSimdLanes declines
 #endif
     } else if constexpr (kLoop == MmaLoop::two_stage) {
 #if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR
@@ -303,7 +304,7 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
         }
       }
 #else
-      HWY_ASSERT(false);  // never dispatched: MmaSimdLanes declines
+      std::abort();  // never dispatched: MmaSimdLanes declines
 #endif
     } else {
 #if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR
@@ -354,7 +355,7 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
         }
       }
 #else
-      HWY_ASSERT(false);  // never dispatched: MmaSimdLanes declines
+      std::abort();  // never dispatched: MmaSimdLanes declines
 #endif
     }
     in_chain = end - start;
@@ -419,7 +420,7 @@ HWY_ATTR void MmaSimdRows(const MmaSimdArgs& g, std::size_t rows) {
     case MmaAlgorithm::two_stage_split: return Rows<MmaLoop::two_stage, 2, 2>(hn::ScalableTag<double>(), g, rows);
     case MmaAlgorithm::group_scaled: return Rows<MmaLoop::group_scaled, 2, 2>(hn::ScalableTag<double>(), g, rows);
 #endif
-    default: HWY_ASSERT(false);
+    default: std::abort();  // mma_simd() dispatches only the models above
   }
 }
 
