@@ -48,6 +48,15 @@ enum class MmaLoop { fma, ftz_pairs, exact, two_stage, group_scaled };
 // and sums of ftz_pairs: x * 0.0f) or +0 (C entering an instruction).
 template <class D, class V>
 HWY_ATTR HWY_INLINE V FlushSigned(D d, V x, V tiny) {
+#if HWY_TARGET == HWY_AVX3
+  // A float below 2^-126 in magnitude is a zero or a subnormal: the
+  // subnormals (vfpclassps, class 0x20) lose their magnitude bits.
+  if constexpr (sizeof(hn::TFromD<D>) == 4 && hn::MaxLanes(d) == 16) {
+    (void)tiny;
+    const __mmask16 sub = _mm512_fpclass_ps_mask(x.raw, 0x20);
+    return V{_mm512_mask_and_ps(x.raw, sub, x.raw, hn::SignBit(d).raw)};
+  }
+#endif
   return hn::IfThenElse(hn::Lt(hn::Abs(x), tiny), hn::And(x, hn::SignBit(d)), x);
 }
 template <class D, class V>

@@ -238,8 +238,8 @@ TEST(MmaMatmul, chains_the_instruction_over_k) {
 // is not a whole number of instructions (where there are no scales), 67
 // columns (whole tiles of 4 vectors of 16 floats and a ragged last vector),
 // 5 rows (whole tiles and a ragged last one), products that
-// are all zero and products that cancel over a block, with and without an
-// input C and promotion.
+// are all zero, products that cancel over a block and products below fp32's
+// smallest normal, with and without an input C and promotion.
 
 // The finite values of a narrow type, sorted; a sample rounds to the nearest.
 std::vector<double> finite_values(MmaType t) {
@@ -304,6 +304,13 @@ void expect_matmul_equals_scalar_chain(const MmaInstruction& instr, std::uint64_
   for (std::size_t t = 32; t < 64; t += 2) {
     a[3 * k + t + 1] = -a[3 * k + t];
     for (std::size_t j = 0; j < n; ++j) b[(t + 1) * n + j] = b[t * n + j];
+  }
+  // Row 4 of A and column 1 of B scaled by 2^-66 where the types hold it:
+  // products below fp32's smallest normal (ftz_pairs flushes them).
+  for (std::size_t t = 0; t < k; ++t) {
+    const float x = std::ldexp(a[4 * k + t], -66), y = std::ldexp(b[t * n + 1], -66);
+    if (mma_holds(instr.a, x)) a[4 * k + t] = x;
+    if (mma_holds(instr.b, y)) b[t * n + 1] = y;
   }
   if (mma_holds(instr.a, INFINITY)) a[1 * k + 5] = INFINITY;
   if (mma_holds(instr.b, NAN)) b[7 * n + 3] = NAN;
