@@ -85,6 +85,24 @@ HWY_ATTR HWY_INLINE hn::Vec<D> Log2Floor(D d, hn::Vec<D> v) {
 }
 #endif
 
+// acc with the lanes of `redo` replaced by step(l, C), C the lane of
+// `before` (the chain's value entering the group): the lanes a kernel
+// cannot take go to the scalar model, one at a time.
+template <class D, class M, class Step>
+HWY_ATTR HWY_INLINE hn::Vec<D> RedoLanes(D d, M redo, hn::Vec<D> before, hn::Vec<D> acc, const Step& step) {
+  if (HWY_LIKELY(hn::AllFalse(d, redo))) return acc;
+  using T = hn::TFromD<D>;
+  HWY_ALIGN std::uint8_t mask_bits[(hn::MaxLanes(d) + 7) / 8 + 8] = {};
+  HWY_ALIGN T c_lanes[hn::MaxLanes(d)];
+  HWY_ALIGN T lanes[hn::MaxLanes(d)];
+  hn::StoreMaskBits(d, redo, mask_bits);
+  hn::Store(before, d, c_lanes);
+  hn::Store(acc, d, lanes);
+  for (std::size_t l = 0; l < hn::Lanes(d); ++l)
+    if ((mask_bits[l / 8] >> (l % 8)) & 1) lanes[l] = step(l, c_lanes[l]);
+  return hn::Load(d, lanes);
+}
+
 // One tile: rows [i0, i0 + R) against vectors [v0, v0 + V) of columns.
 template <MmaLoop kLoop, std::size_t R, std::size_t V, class D>
 HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::size_t v0) {
@@ -201,26 +219,17 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
                                Pow2(d, hn::Sub(lead, hn::Set(d, 23.0))));
             out = hn::IfThenElse(hn::Ge(hn::Abs(out), big), hn::Or(inf, hn::And(out, sign)), out);
             acc[r][v] = hn::IfThenElse(hn::Eq(out, zero), zero, out);
-            if (HWY_UNLIKELY(!hn::AllFalse(d, scalar))) {
-              HWY_ALIGN std::uint8_t mask_bits[(hn::MaxLanes(d) + 7) / 8 + 8] = {};
-              hn::StoreMaskBits(d, scalar, mask_bits);
-              HWY_ALIGN T c_lanes[hn::MaxLanes(d)];
-              hn::Store(c_before, d, c_lanes);
-              hn::Store(acc[r][v], d, lanes);
-              for (std::size_t l = 0; l < N; ++l) {
-                if (!((mask_bits[l / 8] >> (l % 8)) & 1)) continue;
-                double ax[64], bx[64], qa[64], qb[64];
-                for (std::size_t u = 0; u < L; ++u) ax[u] = ar[u], bx[u] = bt[u * N + l];
-                for (std::size_t q = 0; q < L / blk; ++q) {
-                  qa[q] = g.sa[(i0 + r) * g.blocks + t / blk + q];
-                  qb[q] = g.sb[((v0 + v) * g.blocks + t / blk + q) * N + l];
-                }
-                // C's type: the instruction's for the chain's first step, D's after.
-                const int emin_c = t == start ? m.emin_c : m.emin_d;
-                lanes[l] = mma::instruction(one, ax, bx, c_lanes[l], emin_c, qa, qb, nullptr);
+            acc[r][v] = RedoLanes(d, scalar, c_before, acc[r][v], [&](std::size_t l, double c) {
+              double ax[64], bx[64], qa[64], qb[64];
+              for (std::size_t u = 0; u < L; ++u) ax[u] = ar[u], bx[u] = bt[u * N + l];
+              for (std::size_t q = 0; q < L / blk; ++q) {
+                qa[q] = g.sa[(i0 + r) * g.blocks + t / blk + q];
+                qb[q] = g.sb[((v0 + v) * g.blocks + t / blk + q) * N + l];
               }
-              acc[r][v] = hn::Load(d, lanes);
-            }
+              // C's type: the instruction's for the chain's first step, D's after.
+              const int emin_c = t == start ? m.emin_c : m.emin_d;
+              return mma::instruction(one, ax, bx, c, emin_c, qa, qb, nullptr);
+            });
           }
         }
       }
@@ -294,21 +303,12 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
                                       Pow2(d, hn::Sub(e, hn::Set(d, F2))));
             const auto d32 = hn::PromoteTo(d, hn::DemoteTo(df, kept));
             acc[r][v] = hn::IfThenElse(hn::Eq(sum, zero), zero, d32);
-            if (HWY_UNLIKELY(!hn::AllFalse(d, scalar))) {
-              HWY_ALIGN std::uint8_t mask_bits[(hn::MaxLanes(d) + 7) / 8 + 8] = {};
-              hn::StoreMaskBits(d, scalar, mask_bits);
-              HWY_ALIGN T c_lanes[hn::MaxLanes(d)];
-              hn::Store(c_before, d, c_lanes);
-              hn::Store(acc[r][v], d, lanes);
-              for (std::size_t l = 0; l < N; ++l) {
-                if (!((mask_bits[l / 8] >> (l % 8)) & 1)) continue;
-                double ax[64], bx[64];
-                for (std::size_t u = 0; u < L; ++u) ax[u] = ar[u], bx[u] = bt[u * N + l];
-                // (C: the lane's before this group; two_stage reads no emin_c.)
-                lanes[l] = mma::instruction(one, ax, bx, c_lanes[l], m.emin_c, nullptr, nullptr, nullptr);
-              }
-              acc[r][v] = hn::Load(d, lanes);
-            }
+            acc[r][v] = RedoLanes(d, scalar, c_before, acc[r][v], [&](std::size_t l, double c) {
+              double ax[64], bx[64];
+              for (std::size_t u = 0; u < L; ++u) ax[u] = ar[u], bx[u] = bt[u * N + l];
+              // (C: the lane's before this group; two_stage reads no emin_c.)
+              return mma::instruction(one, ax, bx, c, m.emin_c, nullptr, nullptr, nullptr);
+            });
           }
         }
       }
@@ -346,20 +346,11 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
             const auto before = acc[r][v];
             acc[r][v] = hn::IfThenElse(finite, d32, special);
             const auto redo = hn::And(inexact, finite);
-            if (HWY_UNLIKELY(!hn::AllFalse(d, redo))) {
-              HWY_ALIGN T c_lanes[hn::MaxLanes(d)];
-              HWY_ALIGN std::uint8_t mask_bits[(hn::MaxLanes(d) + 7) / 8 + 8] = {};
-              hn::StoreMaskBits(d, redo, mask_bits);
-              hn::Store(before, d, c_lanes);
-              hn::Store(acc[r][v], d, lanes);
-              for (std::size_t l = 0; l < N; ++l) {
-                if (!((mask_bits[l / 8] >> (l % 8)) & 1)) continue;
-                double p[64];
-                for (std::size_t u = 0; u < L; ++u) p[u] = ar[u] * bt[u * N + l];
-                lanes[l] = mma::exact_step(p, static_cast<int>(L), c_lanes[l], nullptr);
-              }
-              acc[r][v] = hn::Load(d, lanes);
-            }
+            acc[r][v] = RedoLanes(d, redo, before, acc[r][v], [&](std::size_t l, double c) {
+              double p[64];
+              for (std::size_t u = 0; u < L; ++u) p[u] = ar[u] * bt[u * N + l];
+              return mma::exact_step(p, static_cast<int>(L), c, nullptr);
+            });
           }
         }
       }
