@@ -517,8 +517,80 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
 // ---------------------------------------------------------------------------
 // format -> float (exact: every value of a vector format is a float)
 
-// One vector of codes at `p` to floats. kMul: binary16 by F16C's vcvtph2ps
-// (valid while DAZ is off, which the dispatcher checked); every other format
+// Formats whose codes are binary16 bit patterns after a shift (the F16C
+// route): one byte per code, an exponent field of 1..5 bits (a 5-bit one
+// only under IEEE encoding, since binary16's top binade is its infinities
+// and NaNs), signed (as kVectorFormat asks), and a bias that keeps every
+// value times 2^(15 - bias) a normal float (binary16 spans 2^-24 .. 2^16:
+// 2^(15 - bias - 24) >= 2^-126 and 2^(15 - bias + 16) <= 2^127, so
+// -96 <= bias <= 117). The FP8, FP6 and FP4 formats of OCP, ml_dtypes and
+// the MX spec qualify, except E5M2FNUZ (its top binade holds numbers).
+template <Descriptor D>
+constexpr bool kHalfPattern = [] {
+  using L = lplab::detail::Layout<D>;
+  if (!kVectorFormat<D> || !D.has_subnormals || L::bits > 8 || L::E < 1 || L::E > 5) return false;
+  if (L::E == 5 && D.encoding != Encoding::ieee) return false;
+  return D.bias >= -96 && D.bias <= 117;
+}();
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// The F16C route of kHalfPattern's formats, every code in the same few steps
+// (no branch, no subnormal operand: in effect the table of 256 codes in
+// registers). HalfPattern, steps 1-3, on 16-bit lanes:
+//   1. each code at the top of a 16-bit lane (bits above the format's width
+//      shift out), its sign at binary16's;
+//   2. the magnitude shifted down so that its exponent field is the low E
+//      bits of binary16's and its mantissa binary16's top M bits (an
+//      arithmetic shift: the sign's copies masked off). A normal code reads
+//      2^(e - 15) * 1.m, a subnormal 2^-14 * 0.m: the code's value times
+//      2^(bias - 15);
+//   3. the format's specials made binary16's: IEEE's top binade gets
+//      binary16's (an or; the mantissa, a NaN's payload, kept), fn's NaN
+//      becomes binary16's quiet NaN 0x7E00 with the code's sign (an add of
+//      0x7E00 minus the NaN's pattern), fnuz's 0x80 binary16's 0xFE00.
+// HalfToFloat, steps 4-5, on half as many float lanes:
+//   4. vcvtph2ps, exact for every binary16 code while DAZ is off (the caller's
+//      kMul says so), a NaN quieted with its payload moved up 13 bits, as the
+//      scalar core's pack_nan;
+//   5. times 2^(15 - bias): exact (kHalfPattern keeps the product a normal
+//      float), a NaN passing through unchanged.
+template <Descriptor D, class D16, class VC>
+HWY_INLINE hn::Vec<D16> HalfPattern(D16 d16, VC codes) {
+  using L = lplab::detail::Layout<D>;
+  const hn::RebindToSigned<D16> di16;
+  constexpr int kPlace = 10 - L::M;  // binary16's mantissa above the code's
+  constexpr std::uint32_t kMag16 = static_cast<std::uint32_t>(L::mag_mask) << kPlace;
+  const auto top = hn::ShiftLeft<16 - L::bits>(hn::PromoteTo(d16, codes));           // step 1
+  auto h = hn::BitCast(d16, hn::ShiftRight<5 - L::E>(hn::BitCast(di16, top)));        // step 2
+  if constexpr (L::E < 5) h = hn::And(h, hn::Set(d16, static_cast<std::uint16_t>(0x8000u | kMag16)));
+  if constexpr (D.encoding == Encoding::ieee && L::E < 5) {                          // step 3
+    const auto mag16 = hn::BitCast(di16, hn::And(h, hn::Set(d16, 0x7FFF)));
+    const auto special = hn::Gt(mag16, hn::Set(di16, static_cast<std::int16_t>((L::inf_code << kPlace) - 1)));
+    h = hn::Or(h, hn::IfThenElseZero(hn::RebindMask(d16, special), hn::Set(d16, 0x7C00)));
+  } else if constexpr (D.encoding == Encoding::fn) {
+    const auto nan = hn::Eq(hn::And(h, hn::Set(d16, 0x7FFF)), hn::Set(d16, static_cast<std::uint16_t>(kMag16)));
+    h = hn::Add(h, hn::IfThenElseZero(nan, hn::Set(d16, static_cast<std::uint16_t>(0x7E00u - kMag16))));
+  } else if constexpr (D.encoding == Encoding::fnuz) {
+    h = hn::IfThenElse(hn::Eq(h, hn::Set(d16, 0x8000)), hn::Set(d16, 0xFE00), h);
+  }
+  return h;
+}
+
+template <Descriptor D, class DF, class V16>
+HWY_INLINE hn::Vec<DF> HalfToFloat(DF df, V16 h) {
+#if HWY_TARGET == HWY_AVX2  // step 4
+  auto f = hn::Vec<DF>{_mm256_cvtph_ps(h.raw)};
+#else
+  auto f = hn::Vec<DF>{_mm512_cvtph_ps(h.raw)};
+#endif
+  if constexpr (D.bias != 15) f = hn::Mul(f, hn::Set(df, static_cast<float>(lplab::detail::exp2i(15 - D.bias))));  // step 5
+  return f;
+}
+#endif
+
+// One vector of codes at `p` to floats. kMul: binary16, and the formats of
+// kHalfPattern, by F16C's vcvtph2ps (valid while DAZ is off, which the
+// dispatcher checked); every other format, and every format without kMul,
 // decodes the same whatever DAZ and FTZ say.
 template <Descriptor D, bool kMul, class DU, class DC, class Code>
 HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code* HWY_RESTRICT p) {
@@ -539,6 +611,9 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
 #else
     return hn::Vec<decltype(df)>{_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
 #endif
+  }
+  if constexpr (kHalfPattern<D> && kMul) {
+    return HalfToFloat<D>(df, HalfPattern<D>(hn::Rebind<std::uint16_t, DU>(), hn::LoadU(dc, p)));
   }
 #endif
   if constexpr (kBfloat16<D>) {
@@ -636,6 +711,20 @@ HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RES
     }
   }
 #endif
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kHalfPattern<D> && kMul) {
+    // The F16C route on whole vectors of 16-bit lanes (2N codes), each half
+    // then widened by vcvtph2ps: half the integer steps of DecodeVector's.
+    const hn::ScalableTag<std::uint16_t> d16;
+    const hn::Half<decltype(d16)> dh;
+    const hn::Rebind<Code, decltype(d16)> dc2;
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const auto h = HalfPattern<D>(d16, hn::LoadU(dc2, in + i));
+      hn::StoreU(HalfToFloat<D>(df, hn::LowerHalf(dh, h)), df, out + i);
+      hn::StoreU(HalfToFloat<D>(df, hn::UpperHalf(dh, h)), df, out + i + N);
+    }
+  }
+#endif
   for (; i + 2 * N <= n; i += 2 * N) {
     const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
     const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
@@ -707,9 +796,9 @@ HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
 #if HWY_TARGET == HWY_SCALAR
   if (DecodePlain<D>(in, out, n, a.float_arithmetic_exact) == n) return;
 #endif
-  // (Only binary16's F16C route depends on DAZ: the other formats take one path.)
+  // (Only the F16C routes depend on DAZ: the other formats take one path.)
   std::size_t i = 0;
-  if constexpr (kBinary16<D>)
+  if constexpr (kBinary16<D> || kHalfPattern<D>)
     i = a.float_arithmetic_exact ? DecodeVectors<D, true>(in, out, n) : DecodeVectors<D, false>(in, out, n);
   else
     i = DecodeVectors<D, false>(in, out, n);

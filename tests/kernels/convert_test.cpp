@@ -157,8 +157,12 @@ TYPED_TEST(BulkConvert, float_to_format_every_policy_with_flags) {
 
 TYPED_TEST(BulkConvert, format_to_float_every_code) {
   using T = TypeParam;
-  std::vector<T> in(code_count<T>());
-  for (std::uint64_t c = 0; c < in.size(); ++c) in[c] = T::from_bits(c);
+  // Every code, then (formats of at most a byte) 4,103 more whose pattern
+  // moves one code every 64: each code at every lane of the vector loops,
+  // in pairs of any target's widest vectors and in the tail.
+  const std::uint64_t count = code_count<T>();
+  std::vector<T> in(count + (count <= 256 ? 64 * 64 + 7 : 0));
+  for (std::uint64_t i = 0; i < in.size(); ++i) in[i] = T::from_bits((i < count ? i : i + i / 64) % count);
   std::vector<float> ref(in.size());
   kernels::convert_reference(std::span<const T>(in), std::span(ref), ConvertOptions{});
   for_each_target([&](const std::string& target) {
