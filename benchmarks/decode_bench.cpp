@@ -1,6 +1,7 @@
-// Decodes (format -> float) of the data users have, beside a float memcpy of
-// the output from the same run (issue 44: ≥ 0.5× in cache, ≥ 0.9× out of
-// cache). Every catalog format is decoded from four kinds of codes:
+// Decodes (format -> float, and -> bfloat16 and float16) of the data users
+// have, each beside a memcpy of its output's bytes from the same run (issue
+// 44: ≥ 0.5× in cache, ≥ 0.9× out of cache). Every catalog format is decoded
+// from four kinds of codes:
 //   quarter: N(0, (max/4)^2) rounded in (kernels_bench's data: a tensor
 //            scaled to its format's range; almost no subnormals);
 //   normal:  N(0, 1) rounded in: unscaled activations (for E4M3, 1.2 % of
@@ -10,8 +11,11 @@
 //            elements land in the subnormals and zero);
 //   codes:   every code in turn (NaN, infinities, subnormals, zeros).
 // Sub-byte formats are decoded from one code per byte (packed.h's unpacked
-// form). At the end a table prints each rate and its ratio to the memcpy,
-// with the CPU model and the SIMD target.
+// form). Into bfloat16 and float16 the conversion rounds to nearest-even
+// (exact wherever the value is representable: every FP8/FP6/FP4 value in
+// bfloat16; in float16 all but E5M2FNUZ's and E4M3B11FNUZ's smallest and
+// E8M0's, E3M4's largest). At the end a table per output type prints each
+// rate and its ratio to the memcpy, with the CPU model and the SIMD target.
 //
 //   build/release/benchmarks/decode_bench [--benchmark_repetitions=3
 //       --benchmark_report_aggregates_only=true]
@@ -81,7 +85,7 @@ std::vector<T> codes_of(Data data, std::size_t n) {
   return out;
 }
 
-template <class T>
+template <class T, class To>
 void BM_decode(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto data = static_cast<Data>(state.range(1));
@@ -90,7 +94,7 @@ void BM_decode(benchmark::State& state) {
     return;
   }
   const std::vector<T> in = codes_of<T>(data, n);
-  std::vector<float> out(n);
+  std::vector<To> out(n);
   for (auto _ : state) {
     lplab::kernels::convert(std::span<const T>(in), std::span(out));
     benchmark::DoNotOptimize(out.data());
@@ -101,13 +105,14 @@ void BM_decode(benchmark::State& state) {
   state.SetLabel(lplab::kernels::current_simd_target().name);
 }
 
-// The baseline: a float memcpy of the output's bytes.
+// The baseline: a memcpy of the output's bytes (n values of To).
+template <class To>
 void BM_memcpy(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const std::vector<float> in = gaussian(n, 1.0);
-  std::vector<float> out(n);
+  const std::vector<To> in(n);
+  std::vector<To> out(n);
   for (auto _ : state) {
-    std::memcpy(out.data(), in.data(), n * sizeof(float));
+    std::memcpy(out.data(), in.data(), n * sizeof(To));
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -115,13 +120,25 @@ void BM_memcpy(benchmark::State& state) {
   bench::rate_counter(state, "values/s", static_cast<double>(n));
 }
 
+// The output types: float, and the two 16-bit formats ML code widens into.
+struct Output {
+  const char* name;
+  void (*memcpy)(benchmark::State&);
+};
+const Output kOutputs[] = {{"float", BM_memcpy<float>},
+                           {"bfloat16", BM_memcpy<lplab::bfloat16>},
+                           {"float16", BM_memcpy<lplab::float16>}};
+constexpr int kOutputCount = 3;
+
 struct Format {
   const char* name;
-  void (*bench)(benchmark::State&);
+  void (*bench[kOutputCount])(benchmark::State&);
 };
 // Every catalog format but float32 itself (formats/catalog.h's list).
-#define LPLAB_DECODE_FORMAT(type, names, description) \
-  Format{lplab::type::descriptor.name.c_str(), BM_decode<lplab::type>},
+#define LPLAB_DECODE_FORMAT(type, names, description)                                          \
+  Format{lplab::type::descriptor.name.c_str(),                                                 \
+         {BM_decode<lplab::type, float>, BM_decode<lplab::type, lplab::bfloat16>,               \
+          BM_decode<lplab::type, lplab::float16>}},
 const Format kAll[] = {LPLAB_FORMAT_CATALOG(LPLAB_DECODE_FORMAT)};
 #undef LPLAB_DECODE_FORMAT
 const std::vector<Format> kFormats = [] {
@@ -132,43 +149,57 @@ const std::vector<Format> kFormats = [] {
 }();
 const std::size_t kSizes[] = {kInCache, kOutOfCache};
 
-std::string run_name(const std::string& format, std::size_t n, int data) {
-  return "decode/" + format + "->float/n:" + std::to_string(n) + "/data:" + std::to_string(data);
+std::string run_name(const std::string& format, const std::string& to, std::size_t n, int data) {
+  return "decode/" + format + "->" + to + "/n:" + std::to_string(n) + "/data:" + std::to_string(data);
 }
 
 void register_all() {
-  for (const Format& f : kFormats)
-    benchmark::RegisterBenchmark((std::string("decode/") + f.name + "->float").c_str(), f.bench)
-        ->ArgsProduct({{static_cast<std::int64_t>(kInCache), static_cast<std::int64_t>(kOutOfCache)}, {0, 1, 2, 3}})
-        ->ArgNames({"n", "data"});
-  benchmark::RegisterBenchmark("memcpy/float", BM_memcpy)
-      ->ArgsProduct({{static_cast<std::int64_t>(kInCache), static_cast<std::int64_t>(kOutOfCache)}})
-      ->ArgNames({"n"});
+  const std::vector<std::int64_t> sizes = {static_cast<std::int64_t>(kInCache), static_cast<std::int64_t>(kOutOfCache)};
+  for (int o = 0; o < kOutputCount; ++o) {
+    const std::string to = kOutputs[o].name;
+    for (const Format& f : kFormats) {
+      if (to == f.name) continue;  // bfloat16 -> bfloat16 is a copy
+      benchmark::RegisterBenchmark(("decode/" + std::string(f.name) + "->" + to).c_str(), f.bench[o])
+          ->ArgsProduct({sizes, {0, 1, 2, 3}})
+          ->ArgNames({"n", "data"});
+    }
+    benchmark::RegisterBenchmark(("memcpy/" + to).c_str(), kOutputs[o].memcpy)->ArgsProduct({sizes})->ArgNames({"n"});
+  }
 }
 
 void summary() {
   std::printf("\nCPU: %s; SIMD target: %s\n", lplab::kernels::cpu_model().c_str(),
               lplab::kernels::current_simd_target().name.c_str());
-  std::printf("decode -> float, G values/s and the ratio to a float memcpy of the output (same run)\n");
-  std::printf("%-19s %-6s", "format", "where");
-  for (const char* d : kDataNames) std::printf(" %16s", d);
-  std::printf("\n");
-  for (const Format& f : kFormats)
-    for (std::size_t n : kSizes) {
-      const double base = bench::rate("memcpy/float/n:" + std::to_string(n));
-      std::printf("%-19s %-6s", f.name, n == kInCache ? "in" : "out");
-      for (int d = 0; d < 4; ++d) {
-        const double r = bench::rate(run_name(f.name, n, d));
-        if (std::isnan(r))
-          std::printf(" %16s", "-");
-        else
-          std::printf("  %6.3f (%5.2fx)", r / 1e9, r / base);
+  for (const Output& o : kOutputs) {
+    const std::string to = o.name;
+    const bool narrow = to != "float";
+    std::printf("\ndecode -> %s, G values/s and the ratio to a float memcpy of n values%s (same run)\n", o.name,
+                narrow ? " | to a memcpy of the output's bytes" : "");
+    std::printf("%-19s %-6s", "format", "where");
+    for (const char* d : kDataNames) std::printf(" %*s", narrow ? 22 : 16, d);
+    std::printf("\n");
+    for (const Format& f : kFormats) {
+      if (to == f.name) continue;
+      for (std::size_t n : kSizes) {
+        const double base = bench::rate("memcpy/float/n:" + std::to_string(n));
+        const double bytes = bench::rate("memcpy/" + to + "/n:" + std::to_string(n));
+        std::printf("%-19s %-6s", f.name, n == kInCache ? "in" : "out");
+        for (int d = 0; d < 4; ++d) {
+          const double r = bench::rate(run_name(f.name, to, n, d));
+          if (std::isnan(r))
+            std::printf(" %*s", narrow ? 22 : 16, "-");
+          else if (narrow)
+            std::printf("  %6.3f (%4.2fx|%4.2fx)", r / 1e9, r / base, r / bytes);
+          else
+            std::printf("  %6.3f (%5.2fx)", r / 1e9, r / base);
+        }
+        std::printf("\n");
       }
-      std::printf("\n");
     }
-  std::printf("memcpy: %.3f G floats/s in cache, %.3f out of cache\n",
-              bench::rate("memcpy/float/n:" + std::to_string(kInCache)) / 1e9,
-              bench::rate("memcpy/float/n:" + std::to_string(kOutOfCache)) / 1e9);
+    std::printf("memcpy of %s: %.3f G values/s in cache, %.3f out of cache\n", o.name,
+                bench::rate("memcpy/" + to + "/n:" + std::to_string(kInCache)) / 1e9,
+                bench::rate("memcpy/" + to + "/n:" + std::to_string(kOutOfCache)) / 1e9);
+  }
 }
 
 }  // namespace

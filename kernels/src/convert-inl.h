@@ -37,6 +37,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernel_args.h"
@@ -807,6 +808,110 @@ HWY_ATTR void DecodeToFloat(const DecodeArgs& a) {
         lplab::detail::convert_code<lplab::detail::binary32, D>(in[i], Round::nearest_even,
                                                               Overflow::ieee, 0, nullptr));
   }
+}
+
+// ---------------------------------------------------------------------------
+// format -> bfloat16 / float16 where every value is exact there (Widen16Args)
+
+// Whether every value of D is a value of the 16-bit format To: the mantissa
+// fits and every value lies on To's grid within its range (a vector format's
+// values are floats, so bfloat16 needs only M <= 7; binary16 also needs the
+// smallest nonzero magnitude 2^(emin - M) >= 2^-24 and the largest < 2^16).
+template <Descriptor D, bool kToHalf>
+constexpr bool kExactIn16 = [] {
+  using L = lplab::detail::Layout<D>;
+  if (!kVectorFormat<D> || kBinary16<D> || kBfloat16<D>) return false;
+  if (!kToHalf) return L::M <= 7;
+  return D.has_subnormals && L::M <= 10 && L::emin - L::M >= -24 && L::emax <= 15;
+}();
+
+// One vector of floats, each exactly a 16-bit value, as that value's codes in
+// half as many bytes: bfloat16 is the high half of the float (the low half is
+// zero: exact; a decoded NaN's payload lies in the high half), binary16 F16C's
+// vcvtps2ph (exact on a representable value, a NaN's payload moved down 13
+// bits, as the scalar core's pack_nan).
+template <bool kToHalf, class DF>
+HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> Narrow16(DF df, hn::Vec<DF> f) {
+  const hn::Rebind<std::uint16_t, DF> d16;
+  if constexpr (kToHalf) {
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+    return hn::Vec<decltype(d16)>{_mm256_cvtps_ph(f.raw, _MM_FROUND_TO_NEAREST_INT)};
+#elif HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    return hn::Vec<decltype(d16)>{_mm512_cvtps_ph(f.raw, _MM_FROUND_TO_NEAREST_INT)};
+#else
+    (void)df, (void)f;
+    return hn::Zero(d16);  // not reached: Widen16 declines first
+#endif
+  } else {
+    // (A logical shift: 0 .. 0xFFFF in signed lanes, which the unsigned
+    // saturating pack keeps as they are.)
+    const hn::RebindToSigned<DF> di;
+    const hn::RebindToUnsigned<DF> du;
+    return hn::DemoteTo(d16, hn::BitCast(di, hn::ShiftRight<16>(hn::BitCast(du, f))));
+  }
+}
+
+template <Descriptor D, bool kToHalf, bool kMul>
+HWY_INLINE void Widen16Vectors(const Widen16Args& a) {
+  using Code = lplab::detail::code_t<D>;
+  const Code* HWY_RESTRICT in = static_cast<const Code*>(a.in);
+  std::uint16_t* HWY_RESTRICT out = a.out;
+  const hn::ScalableTag<std::uint32_t> du;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Rebind<Code, decltype(du)> dc;
+  const hn::Rebind<std::uint16_t, decltype(du)> d16;
+  const std::size_t N = hn::Lanes(du);
+  std::size_t i = 0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kHalfPattern<D> && kMul) {
+    // The F16C route on whole vectors of 16-bit lanes, as DecodeVectors.
+    const hn::ScalableTag<std::uint16_t> d16w;
+    const hn::Half<decltype(d16w)> dh;
+    const hn::Rebind<Code, decltype(d16w)> dc2;
+    for (; i + 2 * N <= a.n; i += 2 * N) {
+      const auto h = HalfPattern<D>(d16w, hn::LoadU(dc2, in + i));
+      hn::StoreU(Narrow16<kToHalf>(df, HalfToFloat<D>(df, hn::LowerHalf(dh, h))), d16, out + i);
+      hn::StoreU(Narrow16<kToHalf>(df, HalfToFloat<D>(df, hn::UpperHalf(dh, h))), d16, out + i + N);
+    }
+  }
+#endif
+  for (; i + 2 * N <= a.n; i += 2 * N) {
+    const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
+    const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
+    hn::StoreU(Narrow16<kToHalf>(df, f0), d16, out + i);
+    hn::StoreU(Narrow16<kToHalf>(df, f1), d16, out + i + N);
+  }
+  for (; i + N <= a.n; i += N) hn::StoreU(Narrow16<kToHalf>(df, DecodeVector<D, kMul>(du, dc, in + i)), d16, out + i);
+  using To = std::conditional_t<kToHalf, lplab::float16, lplab::bfloat16>;
+  for (; i < a.n; ++i) {
+    out[i] = static_cast<std::uint16_t>(lplab::detail::convert_code<To::descriptor, D>(
+        in[i], Round::nearest_even, Overflow::ieee, 0, nullptr));
+  }
+}
+
+// Returns whether it did the call (nothing written otherwise).
+template <Descriptor D>
+HWY_ATTR bool Widen16(const Widen16Args& a) {
+  using L = lplab::detail::Layout<D>;
+  // Overflow::saturate turns an infinite value into the largest finite one.
+  if (a.overflow == Overflow::saturate && L::has_inf) return false;
+  if (a.to_float16) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    if constexpr (kExactIn16<D, true>) {
+      // vcvtps2ph writes binary16 subnormals exactly only while FTZ is off.
+      if (!a.float_arithmetic_exact) return false;
+      Widen16Vectors<D, true, true>(a);
+      return true;
+    }
+#endif
+    return false;
+  }
+  if constexpr (kExactIn16<D, false>) {
+    if (a.float_arithmetic_exact) Widen16Vectors<D, false, true>(a);
+    else Widen16Vectors<D, false, false>(a);
+    return true;
+  }
+  return false;
 }
 
 // One entry per format, with the run-time policies turned into template

@@ -29,7 +29,8 @@ namespace lplab::kernels {
 // makes one per catalog format but float32, which is float itself).
 #define LPLAB_DECLARE(type, names, description) \
   void encode_##type(const EncodeArgs& a);       \
-  void decode_##type(const DecodeArgs& a);
+  void decode_##type(const DecodeArgs& a);       \
+  bool widen16_##type(const Widen16Args& a);
 LPLAB_FORMAT_CATALOG(LPLAB_DECLARE)
 #undef LPLAB_DECLARE
 
@@ -53,10 +54,12 @@ thread_local std::int64_t t_forced = 0;
 
 using EncodeFn = void (*)(const EncodeArgs&);
 using DecodeFn = void (*)(const DecodeArgs&);
+using Widen16Fn = bool (*)(const Widen16Args&);
 
 struct Kernels {
   EncodeFn encode;
   DecodeFn decode;
+  Widen16Fn widen16;
   std::size_t code_bytes;
 };
 
@@ -66,9 +69,10 @@ constexpr std::array<Kernels, format_count> kKernels = {{
 #define LPLAB_ENTRY(type, names, description)                                \
   [] {                                                                        \
     if constexpr (std::is_same_v<lplab::type, lplab::float32>)                \
-      return Kernels{nullptr, nullptr, 4};                                    \
+      return Kernels{nullptr, nullptr, nullptr, 4};                           \
     else                                                                      \
-      return Kernels{&encode_##type, &decode_##type, sizeof(lplab::type)};    \
+      return Kernels{&encode_##type, &decode_##type, &widen16_##type,         \
+                     sizeof(lplab::type)};                                    \
   }(),
     LPLAB_FORMAT_CATALOG(LPLAB_ENTRY)
 #undef LPLAB_ENTRY
@@ -148,7 +152,13 @@ void convert_range(FormatId to, FormatId from, const void* in, void* out, std::s
   } else if (from == FormatId::float32) {
     encode_range(kt, reinterpret_cast<const float*>(src), dst, n, first, o, stats);
   } else {
-    // Through float, a chunk at a time: decoding is exact, so the one
+    // Into bfloat16 or float16 where every value of the source is one there
+    // (FP8, FP6, FP4): decoded in registers, no rounding, no flags to count.
+    if (stats == nullptr && (to == FormatId::bfloat16 || to == FormatId::float16) &&
+        kf.widen16(Widen16Args{src, reinterpret_cast<std::uint16_t*>(dst), n, to == FormatId::float16,
+                               o.overflow, float_arithmetic_exact()}))
+      return;
+    // Otherwise through float, a chunk at a time: decoding is exact, so the one
     // rounding is the encode's, as in the scalar core's direct conversion.
     constexpr std::size_t kChunk = 2048;
     alignas(64) float buffer[kChunk];

@@ -34,6 +34,19 @@ struct DecodeArgs {
   bool float_arithmetic_exact;
 };
 
+// A decode into bfloat16 or float16 (Widen16): the bulk conversion takes it
+// when the result is the source's value for every code (no rounding, so
+// neither the rounding mode nor the stream position matters), no flags are
+// asked for, and the overflow policy leaves every value as it is.
+struct Widen16Args {
+  const void* in;  // codes of the source format
+  std::uint16_t* out;
+  std::size_t n;
+  bool to_float16;  // else bfloat16
+  Overflow overflow;
+  bool float_arithmetic_exact;  // as EncodeArgs'
+};
+
 // One fused elementwise call (fused.cpp): out[i] = op(a[i]) or
 // op(a[i], b[i]) for n codes of one format, decoded, computed and rounded to
 // nearest-even in registers.

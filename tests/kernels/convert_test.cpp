@@ -201,6 +201,24 @@ void format_to_formats(FormatList<To...>) {
           const std::string what = target + " -> " + T::descriptor.name.c_str() + " " + round_name(r);
           expect_same(in, ref, out, what);
           expect_counts(counts, ref_counts, what);
+          if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, float16>) {
+            // Without flags, FP8/FP6/FP4 into 16 bits takes the widening
+            // kernels (Widen16): every code at every lane, as above (where
+            // the result depends on the code's index, stochastic rounding of
+            // an inexact value, each code at its own index only).
+            const bool by_index = r == Round::stochastic;
+            std::vector<From> many(in.size() + (in.size() <= 256 && !by_index ? 64 * 64 + 7 : 0));
+            std::vector<T> many_ref(many.size());
+            for (std::size_t i = 0; i < many.size(); ++i) {
+              const std::size_t c = (i < in.size() ? i : i + i / 64) % in.size();
+              many[i] = in[c];
+              many_ref[i] = ref[c];
+            }
+            std::vector<T> plain(many.size());
+            kernels::convert(std::span<const From>(many), std::span(plain),
+                             ConvertOptions{.round = r, .overflow = o, .seed = 9});
+            expect_same(many, many_ref, plain, what + " (no flags)");
+          }
         });
       }
     }
