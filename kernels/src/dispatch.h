@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "hwy/highway.h"
 
@@ -26,6 +27,13 @@ namespace detail {
 // Elsewhere (Arm's FPCR.FZ flushes inputs too) the kernels keep to integer
 // code.
 bool float_arithmetic_exact();
+
+// The kernels beyond the targets (cpu_extensions.cpp): whether calls on
+// this thread use AVX-512 VBMI now, and its one-byte table lookup (out[i] =
+// table[in[i]], in may be out; the signature of elementwise-inl.h's
+// LookupBytes).
+bool avx512_vbmi_active();
+void lookup_bytes_vbmi(const std::uint8_t* table, const std::uint8_t* in, std::uint8_t* out, std::size_t n);
 }  // namespace detail
 
 }  // namespace lplab::kernels

@@ -161,7 +161,8 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
     ElementwiseOptions one = o;
     one.threads = 1;
     map_unary(chain, {x.format, every_code.data(), all}, {y.format, table.data(), all}, one);
-    const auto lookup = LPLAB_DISPATCH(LookupBytes);
+    // (Chosen on the calling thread, whose target the workers run.)
+    const auto lookup = detail::avx512_vbmi_active() ? &detail::lookup_bytes_vbmi : LPLAB_DISPATCH(LookupBytes);
     for_item_codes(walk, n - done, o.threads, y, {&x}, [&](const auto& in, void* out, std::size_t count) {
       const auto* codes = static_cast<const std::uint8_t*>(in[0]);
       switch (out_bytes) {

@@ -16,6 +16,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -367,6 +368,38 @@ TEST(Elementwise, transposed_tiles_tables_and_threads_match_a_scalar_loop) {
   check_transposed_and_threads<float8_e4m3fn>();
   check_transposed_and_threads<bfloat16>();
   check_transposed_and_threads<float>();
+}
+
+// A one-byte input's table (kTableFrom elements or more) is looked up by the
+// target's byte shuffles, or, under AVX3 on a CPU with AVX-512 VBMI, by
+// vpermi2b (cpu_extensions.cpp): both against the scalar core on every code
+// at every position of a 64-byte vector, with a tail, into 1-byte outputs.
+TEST(Elementwise, one_byte_tables_with_and_without_extensions) {
+  std::vector<float8_e4m3fn> x(64 * 257 + 23);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float8_e4m3fn::from_bits((i + i / 64) % 256);
+  std::vector<float8_e4m3fn> y(x.size());
+  bool vbmi_ran = false;
+  for (bool extensions : {true, false}) {
+    force_thread_cpu_extensions(extensions);
+    on_every_target([&] {
+      const std::vector<std::string> used = cpu_extensions();
+      if (!extensions) {
+        EXPECT_TRUE(used.empty());
+      }
+      vbmi_ran |= std::find(used.begin(), used.end(), "AVX512_VBMI") != used.end();
+      for (Overflow o : {Overflow::ieee, Overflow::saturate}) {
+        scale(View<const float8_e4m3fn>(x.data(), {x.size()}), -1.25f, View<float8_e4m3fn>(y.data(), {y.size()}),
+              ElementwiseOptions{.overflow = o});
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const float8_e4m3fn want = lplab::convert<float8_e4m3fn>(-1.25f * static_cast<float>(x[i]),
+                                                                   Round::nearest_even, o);
+          ASSERT_TRUE(same_bits(y[i], want)) << "element " << i << " code " << int(x[i].bits());
+        }
+      }
+    });
+  }
+  force_thread_cpu_extensions(true);
+  if (!vbmi_ran) std::printf("note: this CPU lacks AVX-512 VBMI (or AVX3): the vpermi2b lookup did not run here\n");
 }
 
 // Two one-byte inputs of at least 2^19 elements: the op is a 65,536-entry

@@ -45,6 +45,18 @@ class ScopedSimdTarget {
   ScopedSimdTarget& operator=(const ScopedSimdTarget&) = delete;
 };
 
+// Instructions beyond the targets' own that some kernels use where the CPU
+// has them (docs/kernels.md, "Beyond Highway's targets"): "AVX512_VBMI"
+// (vpermi2b: the one-byte tables of elementwise ops), under the AVX3 target.
+// Returns the ones calls on this thread use now: none when the target is
+// forced below their base, when LPLAB_CPU_EXTENSIONS=off, or after
+// force_thread_cpu_extensions(false).
+std::vector<std::string> cpu_extensions();
+
+// Allows (the default) or forbids the extensions on the calling thread, so
+// that a test or benchmark runs a target's kernels with and without them.
+void force_thread_cpu_extensions(bool allow);
+
 namespace detail {
 // The name of the target whose code a kernel call on this thread reaches now
 // (for tests: forcing a target must run that target's code).
