@@ -84,9 +84,60 @@ nb::dlpack::dtype storage_dtype(const FormatEntry& e) {
   }
 }
 
-Operand operand(const InArray& a, std::string_view format, const char* what) {
+std::size_t ArrayRef::size() const {
+  std::size_t n = 1;
+  for (std::size_t d = 0; d < ndim; ++d) n *= static_cast<std::size_t>(shape[d]);
+  return n;
+}
+
+namespace {
+// A buffer's struct-module format as a DLPack dtype: one letter, after an
+// optional native or little-endian mark ('@', '=', '<' on this little-endian
+// host); none for anything else.
+bool dtype_of_format(const char* f, std::size_t itemsize, nb::dlpack::dtype& t) {
+  if (f == nullptr) return false;
+  if (*f == '@' || *f == '=' || *f == '<') ++f;
+  if (f[0] == '\0' || f[1] != '\0') return false;
+  const auto bits = static_cast<std::uint8_t>(8 * itemsize);
+  switch (f[0]) {
+    case 'e': case 'f': case 'd': t = {static_cast<std::uint8_t>(Code::Float), bits, 1}; return true;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N':
+      t = {static_cast<std::uint8_t>(Code::UInt), bits, 1}; return true;
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
+      t = {static_cast<std::uint8_t>(Code::Int), bits, 1}; return true;
+    case '?': t = {static_cast<std::uint8_t>(Code::Bool), bits, 1}; return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+BufferArray::BufferArray(nb::handle h, bool writable) {
+  static_assert(sizeof(Py_ssize_t) == sizeof(std::int64_t));
+  const int flags = writable ? PyBUF_RECORDS : PyBUF_RECORDS_RO;
+  if (!PyObject_CheckBuffer(h.ptr()) || PyObject_GetBuffer(h.ptr(), &view_, flags) != 0) {
+    PyErr_Clear();
+    return;
+  }
+  held_ = true;
+  const auto item = static_cast<std::size_t>(view_.itemsize);
+  if (view_.ndim < 0 || view_.ndim > 64 || item == 0 || !dtype_of_format(view_.format, item, dtype_)) return;
+  ndim_ = static_cast<std::size_t>(view_.ndim);
+  for (std::size_t d = 0; d < ndim_; ++d) {
+    shape_[d] = view_.shape[d];
+    const std::int64_t bytes = view_.strides[d];
+    if (bytes % static_cast<std::int64_t>(item) != 0) return;
+    strides_[d] = bytes / static_cast<std::int64_t>(item);
+  }
+  ok_ = true;
+}
+
+BufferArray::~BufferArray() {
+  if (held_) PyBuffer_Release(&view_);
+}
+
+Operand operand(const ArrayRef& a, std::string_view format, const char* what) {
   Operand op;
-  const nb::dlpack::dtype t = a.dtype();
+  const nb::dlpack::dtype t = a.dtype;
   if (t.lanes != 1) value_error(fmt::format("{}: vector dtype {} is not supported", what, dtype_text(t)));
   const auto code = static_cast<Code>(t.code);
   const std::size_t itemsize = (t.bits + 7) / 8;
@@ -113,16 +164,16 @@ Operand operand(const InArray& a, std::string_view format, const char* what) {
                                     dtype_text(t), f.name, storage_bytes(f)));
     op.format = &f;
   }
-  if (a.ndim() > kernels::kMaxRank)
-    value_error(fmt::format("{}: {} dimensions; lplab takes at most {}", what, a.ndim(), kernels::kMaxRank));
-  op.data = a.data();
-  for (std::size_t d = 0; d < a.ndim(); ++d) {
-    if (a.stride(d) < 0)
+  if (a.ndim > kernels::kMaxRank)
+    value_error(fmt::format("{}: {} dimensions; lplab takes at most {}", what, a.ndim, kernels::kMaxRank));
+  op.data = a.data;
+  for (std::size_t d = 0; d < a.ndim; ++d) {
+    if (a.strides[d] < 0)
       value_error(fmt::format("{}: negative strides (a reversed view) are not supported; pass a copy "
                               "(numpy.ascontiguousarray)", what));
-    op.shape.push_back(a.shape(d));
-    op.strides.push_back(static_cast<std::ptrdiff_t>(a.stride(d)));
-    op.size *= a.shape(d);
+    op.shape.push_back(static_cast<std::size_t>(a.shape[d]));
+    op.strides.push_back(static_cast<std::ptrdiff_t>(a.strides[d]));
+    op.size *= static_cast<std::size_t>(a.shape[d]);
   }
   return op;
 }
@@ -156,15 +207,15 @@ OutArray new_array(nb::dlpack::dtype dtype, const std::vector<std::size_t>& shap
   return OutArray(p, shape.size(), shape.data(), owner, nullptr, dtype);
 }
 
-void* output(const OutParam& out, const FormatEntry& e, const Operand& in, const char* what) {
-  if (out.dtype() != storage_dtype(e))
+void* output(const ArrayRef& out, const FormatEntry& e, const Operand& in, const char* what) {
+  if (out.dtype != storage_dtype(e))
     value_error(fmt::format("{}: {} codes are {}, not {}", what, e.name, dtype_text(storage_dtype(e)),
-                            dtype_text(out.dtype())));
-  bool same = out.ndim() == in.shape.size();
+                            dtype_text(out.dtype)));
+  bool same = out.ndim == in.shape.size();
   std::int64_t stride = 1;
-  for (std::size_t d = out.ndim(); same && d-- > 0;) {
-    same = out.shape(d) == in.shape[d] && (out.shape(d) == 1 || out.stride(d) == stride);
-    stride *= static_cast<std::int64_t>(out.shape(d));
+  for (std::size_t d = out.ndim; same && d-- > 0;) {
+    same = static_cast<std::size_t>(out.shape[d]) == in.shape[d] && (out.shape[d] == 1 || out.strides[d] == stride);
+    stride *= out.shape[d];
   }
   if (!same) value_error(fmt::format("{}: a C-contiguous array of shape {} (x's)", what, kernels::shape_text(in.shape)));
   // No overlap with the input: the kernels read and write in chunks.
@@ -173,10 +224,10 @@ void* output(const OutParam& out, const FormatEntry& e, const Operand& in, const
   for (std::size_t d = 0; d < in.shape.size(); ++d)
     extent += in.shape[d] == 0 ? 0 : (in.shape[d] - 1) * static_cast<std::size_t>(in.strides[d]);
   const auto* a0 = static_cast<const std::uint8_t*>(in.data);
-  const auto* b0 = static_cast<const std::uint8_t*>(out.data());
+  const auto* b0 = static_cast<const std::uint8_t*>(out.data);
   if (in.size != 0 && a0 < b0 + out.nbytes() && b0 < a0 + extent * item_in)
     value_error(fmt::format("{}: overlaps x", what));
-  return out.data();
+  return out.data;
 }
 
 OutArray new_codes(const FormatEntry& e, const std::vector<std::size_t>& shape) {

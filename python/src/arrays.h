@@ -76,14 +76,61 @@ std::size_t storage_bytes(const FormatEntry& e);
 // The numpy dtype of a format's codes (float32 for float32).
 nb::dlpack::dtype storage_dtype(const FormatEntry& e);
 
+// An array's memory as operand() and output() read it: from nanobind's
+// ndarray (which imports a numpy array through __dlpack__: a capsule and two
+// allocations, most of a small call's time) or from the buffer protocol
+// (BufferArray, for the calls whose overhead is measured).
+struct ArrayRef {
+  nb::dlpack::dtype dtype{};
+  std::size_t ndim = 0;
+  const std::int64_t* shape = nullptr;
+  const std::int64_t* strides = nullptr;  // in elements
+  void* data = nullptr;
+  std::int64_t shape_at(std::size_t d) const { return shape[d]; }
+  std::size_t size() const;
+  std::size_t nbytes() const { return size() * ((dtype.bits + 7) / 8); }
+};
+template <class... Args>
+ArrayRef ref_of(const nb::ndarray<Args...>& a) {
+  return ArrayRef{a.dtype(), a.ndim(), a.shape_ptr(), a.stride_ptr(), const_cast<void*>(static_cast<const void*>(a.data()))};
+}
+
+// A numpy (or other buffer-protocol) array's memory, read through the
+// buffer protocol when its dtype is a plain one (float16/32/64, integers,
+// bool) in native byte order with strides a multiple of its item size; ok()
+// false otherwise (ml_dtypes' dtypes, for one), and no Python error is left
+// set: the caller then takes nanobind's ndarray.
+class BufferArray {
+ public:
+  BufferArray(nb::handle h, bool writable);
+  ~BufferArray();
+  BufferArray(const BufferArray&) = delete;
+  BufferArray& operator=(const BufferArray&) = delete;
+  bool ok() const { return ok_; }
+  ArrayRef ref() const { return ArrayRef{dtype_, ndim_, shape_, strides_, view_.buf}; }
+
+ private:
+  Py_buffer view_{};
+  bool held_ = false, ok_ = false;
+  nb::dlpack::dtype dtype_{};
+  std::size_t ndim_ = 0;
+  std::int64_t shape_[64], strides_[64];  // ndim_ of each set (not zeroed: a call's time)
+};
+
 // `what` names the argument in messages ("x", "a").
-Operand operand(const InArray& a, std::string_view format, const char* what);
+Operand operand(const ArrayRef& a, std::string_view format, const char* what);
+inline Operand operand(const InArray& a, std::string_view format, const char* what) {
+  return operand(ref_of(a), format, what);
+}
 // A new C-contiguous numpy array of `shape`, uninitialised.
 OutArray new_array(nb::dlpack::dtype dtype, const std::vector<std::size_t>& shape);
 OutArray new_codes(const FormatEntry& e, const std::vector<std::size_t>& shape);
 // `out` checked as the result of rounding `in` into `e`: e's storage dtype,
 // in's shape, C-contiguous, not overlapping in; its data.
-void* output(const OutParam& out, const FormatEntry& e, const Operand& in, const char* what);
+void* output(const ArrayRef& out, const FormatEntry& e, const Operand& in, const char* what);
+inline void* output(const OutParam& out, const FormatEntry& e, const Operand& in, const char* what) {
+  return output(ref_of(out), e, in, what);
+}
 inline void* data_of(OutArray& a) { return a.data(); }
 
 // Rounds every element of `in` into `to`, written row-major and contiguous
@@ -97,10 +144,19 @@ void convert_into(const Operand& in, const FormatEntry& to, void* out, const ker
 // Ctrl-C is noticed promptly and the GIL is given back between chunks.
 inline constexpr std::size_t kChunk = std::size_t{1} << 22;
 
-// body(begin, end) over [0, n) in chunks of `chunk`, without the GIL; between
-// chunks, a pending signal (Ctrl-C) raises its Python exception.
+// Elements below which a call keeps the GIL: giving it back and taking it
+// again costs more than the work (a few microseconds at most).
+inline constexpr std::size_t kKeepGil = 4096;
+
+// body(begin, end) over [0, n) in chunks of `chunk`, without the GIL (with
+// it below kKeepGil elements); between chunks, a pending signal (Ctrl-C)
+// raises its Python exception.
 template <class F>
 void without_gil(std::size_t n, F&& body, std::size_t chunk = kChunk) {
+  if (n < kKeepGil) {
+    body(std::size_t{0}, n);
+    return;
+  }
   std::size_t i = 0;
   do {
     const std::size_t end = std::min(n, i + chunk);

@@ -13,6 +13,7 @@
 #include <nanobind/stl/string_view.h>
 
 #include <cstring>
+#include <optional>
 #include <fmt/format.h>
 
 #include "arrays.h"
@@ -131,14 +132,24 @@ nb::dict flags_dict(const kernels::FlagCounts& c) {
 
 void bind_convert(nb::module_& m) {
   m.def("convert",
-        [](const InArray& x, std::string_view x_format, const OutParam& out, std::string_view to,
-           std::string_view round, std::string_view overflow, std::uint64_t seed, bool flags, unsigned threads) {
-          const Operand in = operand(x, x_format, "x");
+        [](nb::handle x, std::string_view x_format, nb::handle out, std::string_view to, std::string_view round,
+           std::string_view overflow, std::uint64_t seed, bool flags, unsigned threads) {
+          // A numpy array of a plain dtype through the buffer protocol (the
+          // call's overhead, benchmarks/python_bench.py), any other array
+          // (ml_dtypes' dtypes) through nanobind's ndarray.
+          const BufferArray bx(x, false), bout(out, true);
+          std::optional<InArray> nx;
+          std::optional<OutParam> nout;
+          if (!bx.ok() && !nb::try_cast(x, nx.emplace()))
+            throw nb::type_error("convert: x is not an array on the CPU");
+          if (!bout.ok() && !nb::try_cast(out, nout.emplace()))
+            throw nb::type_error("convert: out is not a writable array on the CPU");
+          const Operand in = operand(bx.ok() ? bx.ref() : ref_of(*nx), x_format, "x");
           const FormatEntry& target = format_named(to);
           kernels::FlagCounts counts;
           const kernels::ConvertOptions o{.round = round_named(round), .overflow = overflow_named(overflow),
                                           .seed = seed, .stats = flags ? &counts : nullptr, .threads = threads};
-          convert_into(in, target, output(out, target, in, "out"), o);
+          convert_into(in, target, output(bout.ok() ? bout.ref() : ref_of(*nout), target, in, "out"), o);
           return flags ? nb::object(flags_dict(counts)) : nb::none();
         },
         nb::arg("x"), nb::arg("x_format"), nb::arg("out"), nb::arg("to"), nb::arg("round"), nb::arg("overflow"),

@@ -121,6 +121,10 @@ void bind_formats(nb::module_& m) {
           return out;
         },
         "Every SIMD target this CPU runs, best first.");
+  def_public(m, "cpu_extensions", []() { return kernels::cpu_extensions(); },
+        "The instructions beyond the SIMD target's own that the kernels use now (\"AVX512_VBMI\"): none when "
+        "LPLAB_CPU_EXTENSIONS=off or the target is forced below their base (docs/kernels.md, \"Beyond Highway's "
+        "targets\").");
   def_public(m, "force_simd_target",
         [](const std::string& name) {
           if (name == "auto") return kernels::force_simd_target(0);

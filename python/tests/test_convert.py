@@ -195,6 +195,39 @@ def test_ml_dtypes_arrays_in_and_out_without_copies():
     assert f4.astype(np.float32).tolist() == [[1.5, -2.0], [3.0, 0.0]]
 
 
+def test_the_entry_reads_every_kind_of_array():
+    # _lplab.convert reads a plain numpy dtype through the buffer protocol and
+    # anything else (ml_dtypes' dtypes, read-only or foreign arrays) through
+    # nanobind's ndarray: both give the C++ API's bits.
+    import ml_dtypes
+    from lplab import _lplab
+    x = np.random.default_rng(3).standard_normal((7, 9)).astype(np.float32) * 50
+    want = lplab.convert(np.ascontiguousarray(x), "e4m3").codes
+    views = {"contiguous": x, "transposed": x.T.copy().T, "sliced": x[:, ::1],
+             "float16": x.astype(np.float16).astype(np.float32)}
+    for name, v in views.items():
+        got = np.empty(v.shape, np.uint8)
+        _lplab.convert(v, "", got, "float8_e4m3fn", "nearest_even", "ieee", 0, False, 1)
+        assert (got == lplab.convert(np.ascontiguousarray(v), "e4m3").codes).all(), name
+    step = x[:, ::2]  # strides of 2 elements
+    assert (lplab.convert(step, "e4m3").codes == want[:, ::2]).all()
+    half = x.astype(np.float16)  # format 'e'
+    assert (lplab.convert(half, "e4m3").codes == lplab.convert(half.astype(np.float32), "e4m3").codes).all()
+    codes = lplab.convert(x, "bf16").codes
+    assert (lplab.convert(codes.view(ml_dtypes.bfloat16), "float32") ==
+            lplab.convert(lplab.Array(codes, "bf16"), "float32")).all()
+    scalar = np.array(1.5, np.float32)  # no dimensions
+    assert float(lplab.convert(scalar, "bf16").numpy()) == 1.5
+    ro = np.empty(x.shape, np.uint8)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match="out"):
+        _lplab.convert(x, "", ro, "float8_e4m3fn", "nearest_even", "ieee", 0, False, 1)
+    with pytest.raises(TypeError, match="x"):
+        _lplab.convert([1.0], "", np.empty(1, np.uint8), "float8_e4m3fn", "nearest_even", "ieee", 0, False, 1)
+    with pytest.raises(ValueError, match="out"):
+        _lplab.convert(x, "", np.empty(x.shape, np.uint16), "float8_e4m3fn", "nearest_even", "ieee", 0, False, 1)
+
+
 def test_dlpack_round_trip_with_numpy():
     a = lplab.convert(np.arange(6, dtype=np.float32).reshape(2, 3), "bf16")
     view = np.from_dlpack(a)

@@ -62,8 +62,9 @@ def test_format_names_are_not_enumeration_names():
 
 def test_public_bindings_are_the_packages():
     # python/src's def_public: one call binds a function and makes it lplab's.
-    for name in ["cpu_model", "simd_target", "simd_targets", "force_simd_target"]:
+    for name in ["cpu_model", "simd_target", "simd_targets", "force_simd_target", "cpu_extensions"]:
         assert name in _lplab._public
         assert getattr(lplab, name) is getattr(_lplab, name)
         assert name in lplab.__all__
     assert lplab.simd_target() in lplab.simd_targets()
+    assert set(lplab.cpu_extensions()) <= {"AVX512_VBMI"}

@@ -252,6 +252,10 @@ std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::strin
 }
 
 const FormatEntry* find_format(std::string_view name) {
+  // Canonical names first: the common spelling, and a Python call's (the
+  // package passes canonical names) costs no alias scan.
+  for (const FormatEntry& e : table())
+    if (e.name == name) return &e;
   for (const auto& [alias, target] : alias_table())
     if (name == alias) name = target;
   for (const FormatEntry& e : table())
