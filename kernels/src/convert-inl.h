@@ -683,15 +683,50 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
   return hn::BitCast(df, bits);
 }
 
-// Whole vectors of codes [0, n) to floats, two at a time; returns how many
-// were done. (A function, not a lambda capturing by reference: a closure's
-// captures are reloaded after every store that might alias them.)
-template <Descriptor D, bool kMul, class Code>
-HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
+// Whole vectors of codes [i, n) decoded, two at a time, each vector of floats
+// handed to store(df, f, index); returns how far it got. The F16C route
+// where it serves, DecodeVector's steps elsewhere. (The stores are functors
+// holding their pointer by value, not lambdas capturing by reference: a
+// closure's captures are reloaded after every store that might alias them.)
+template <Descriptor D, bool kMul, class Code, class Store>
+HWY_INLINE std::size_t DecodeEachVector(const Code* HWY_RESTRICT in, std::size_t i, std::size_t n, Store store) {
   const hn::ScalableTag<std::uint32_t> du;
   const hn::RebindToFloat<decltype(du)> df;
   const hn::Rebind<Code, decltype(du)> dc;
   const std::size_t N = hn::Lanes(du);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (kHalfPattern<D> && kMul) {
+    // The F16C route on whole vectors of 16-bit lanes (2N codes), each half
+    // then widened by vcvtph2ps: half the integer steps of DecodeVector's.
+    const hn::ScalableTag<std::uint16_t> d16;
+    const hn::Half<decltype(d16)> dh;
+    const hn::Rebind<Code, decltype(d16)> dc2;
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const auto h = HalfPattern<D>(d16, hn::LoadU(dc2, in + i));
+      store(df, HalfToFloat<D>(df, hn::LowerHalf(dh, h)), i);
+      store(df, HalfToFloat<D>(df, hn::UpperHalf(dh, h)), i + N);
+    }
+  }
+#endif
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
+    const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
+    store(df, f0, i);
+    store(df, f1, i + N);
+  }
+  for (; i + N <= n; i += N) store(df, DecodeVector<D, kMul>(du, dc, in + i), i);
+  return i;
+}
+
+struct StoreFloats {
+  float* HWY_RESTRICT out;
+  template <class DF>
+  HWY_INLINE void operator()(DF df, hn::Vec<DF> f, std::size_t i) const { hn::StoreU(f, df, out + i); }
+};
+
+// Whole vectors of codes [0, n) to floats; returns how many were done.
+template <Descriptor D, bool kMul, class Code>
+HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
   if constexpr (kBfloat16<D>) {
@@ -700,6 +735,9 @@ HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RES
     // half (DecodeVector's steps, on twice the lanes). Only targets wider
     // than one 16-byte block get here: DecodeToFloat gives the others
     // DecodeBfloat16Plain.
+    const hn::ScalableTag<std::uint32_t> du;
+    const hn::RebindToFloat<decltype(du)> df;
+    const std::size_t N = hn::Lanes(du);
     const hn::ScalableTag<std::uint16_t> d16;
     const hn::RebindToSigned<decltype(d16)> di16;
     const hn::Half<decltype(d16)> dh;
@@ -712,28 +750,7 @@ HWY_INLINE std::size_t DecodeVectors(const Code* HWY_RESTRICT in, float* HWY_RES
     }
   }
 #endif
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kHalfPattern<D> && kMul) {
-    // The F16C route on whole vectors of 16-bit lanes (2N codes), each half
-    // then widened by vcvtph2ps: half the integer steps of DecodeVector's.
-    const hn::ScalableTag<std::uint16_t> d16;
-    const hn::Half<decltype(d16)> dh;
-    const hn::Rebind<Code, decltype(d16)> dc2;
-    for (; i + 2 * N <= n; i += 2 * N) {
-      const auto h = HalfPattern<D>(d16, hn::LoadU(dc2, in + i));
-      hn::StoreU(HalfToFloat<D>(df, hn::LowerHalf(dh, h)), df, out + i);
-      hn::StoreU(HalfToFloat<D>(df, hn::UpperHalf(dh, h)), df, out + i + N);
-    }
-  }
-#endif
-  for (; i + 2 * N <= n; i += 2 * N) {
-    const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
-    const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
-    hn::StoreU(f0, df, out + i);
-    hn::StoreU(f1, df, out + i + N);
-  }
-  for (; i + N <= n; i += N) hn::StoreU(DecodeVector<D, kMul>(du, dc, in + i), df, out + i);
-  return i;
+  return DecodeEachVector<D, kMul>(in, i, n, StoreFloats{out});
 }
 
 // bfloat16 to float as a plain loop, which the compiler vectorizes (in
@@ -851,37 +868,22 @@ HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> Narrow16(DF df, hn::Vec<DF> f)
   }
 }
 
+// Each vector of floats narrowed to the 16-bit codes (Narrow16) and stored.
+template <bool kToHalf>
+struct StoreNarrow16 {
+  std::uint16_t* HWY_RESTRICT out;
+  template <class DF>
+  HWY_INLINE void operator()(DF df, hn::Vec<DF> f, std::size_t i) const {
+    hn::StoreU(Narrow16<kToHalf>(df, f), hn::Rebind<std::uint16_t, DF>(), out + i);
+  }
+};
+
 template <Descriptor D, bool kToHalf, bool kMul>
 HWY_INLINE void Widen16Vectors(const Widen16Args& a) {
   using Code = lplab::detail::code_t<D>;
   const Code* HWY_RESTRICT in = static_cast<const Code*>(a.in);
   std::uint16_t* HWY_RESTRICT out = a.out;
-  const hn::ScalableTag<std::uint32_t> du;
-  const hn::RebindToFloat<decltype(du)> df;
-  const hn::Rebind<Code, decltype(du)> dc;
-  const hn::Rebind<std::uint16_t, decltype(du)> d16;
-  const std::size_t N = hn::Lanes(du);
-  std::size_t i = 0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  if constexpr (kHalfPattern<D> && kMul) {
-    // The F16C route on whole vectors of 16-bit lanes, as DecodeVectors.
-    const hn::ScalableTag<std::uint16_t> d16w;
-    const hn::Half<decltype(d16w)> dh;
-    const hn::Rebind<Code, decltype(d16w)> dc2;
-    for (; i + 2 * N <= a.n; i += 2 * N) {
-      const auto h = HalfPattern<D>(d16w, hn::LoadU(dc2, in + i));
-      hn::StoreU(Narrow16<kToHalf>(df, HalfToFloat<D>(df, hn::LowerHalf(dh, h))), d16, out + i);
-      hn::StoreU(Narrow16<kToHalf>(df, HalfToFloat<D>(df, hn::UpperHalf(dh, h))), d16, out + i + N);
-    }
-  }
-#endif
-  for (; i + 2 * N <= a.n; i += 2 * N) {
-    const auto f0 = DecodeVector<D, kMul>(du, dc, in + i);
-    const auto f1 = DecodeVector<D, kMul>(du, dc, in + i + N);
-    hn::StoreU(Narrow16<kToHalf>(df, f0), d16, out + i);
-    hn::StoreU(Narrow16<kToHalf>(df, f1), d16, out + i + N);
-  }
-  for (; i + N <= a.n; i += N) hn::StoreU(Narrow16<kToHalf>(df, DecodeVector<D, kMul>(du, dc, in + i)), d16, out + i);
+  std::size_t i = DecodeEachVector<D, kMul>(in, 0, a.n, StoreNarrow16<kToHalf>{out});
   using To = std::conditional_t<kToHalf, lplab::float16, lplab::bfloat16>;
   for (; i < a.n; ++i) {
     out[i] = static_cast<std::uint16_t>(lplab::detail::convert_code<To::descriptor, D>(

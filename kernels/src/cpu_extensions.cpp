@@ -61,7 +61,7 @@ bool allowed() { return t_allowed >= 0 ? t_allowed == 1 : process_allows(); }
 namespace detail {
 
 bool avx512_vbmi_active() {
-  return cpu_has_vbmi() && allowed() && current_simd_target().id == HWY_AVX3;
+  return cpu_has_vbmi() && allowed() && current_target_id() == HWY_AVX3;
 }
 
 #if LPLAB_X86_EXTENSIONS

@@ -275,9 +275,13 @@ std::vector<SimdTarget> simd_targets() {
   return out;
 }
 
-SimdTarget current_simd_target() {
+std::int64_t detail::current_target_id() {
   apply_environment();
-  const std::int64_t t = effective_target();
+  return effective_target();
+}
+
+SimdTarget current_simd_target() {
+  const std::int64_t t = detail::current_target_id();
   return {t, hwy::TargetName(t)};
 }
 

@@ -28,6 +28,10 @@ namespace detail {
 // code.
 bool float_arithmetic_exact();
 
+// current_simd_target().id without building its name: for checks made on
+// every call.
+std::int64_t current_target_id();
+
 // The kernels beyond the targets (cpu_extensions.cpp): whether calls on
 // this thread use AVX-512 VBMI now, and its one-byte table lookup (out[i] =
 // table[in[i]], in may be out; the signature of elementwise-inl.h's

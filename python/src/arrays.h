@@ -86,7 +86,6 @@ struct ArrayRef {
   const std::int64_t* shape = nullptr;
   const std::int64_t* strides = nullptr;  // in elements
   void* data = nullptr;
-  std::int64_t shape_at(std::size_t d) const { return shape[d]; }
   std::size_t size() const;
   std::size_t nbytes() const { return size() * ((dtype.bits + 7) / 8); }
 };

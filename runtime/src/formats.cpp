@@ -252,14 +252,17 @@ std::vector<const FormatEntry*> resolve_format_list(const std::vector<std::strin
 }
 
 const FormatEntry* find_format(std::string_view name) {
+  const auto canonical = [](std::string_view n) -> const FormatEntry* {
+    for (const FormatEntry& e : table())
+      if (e.name == n) return &e;
+    return nullptr;
+  };
   // Canonical names first: the common spelling, and a Python call's (the
-  // package passes canonical names) costs no alias scan.
-  for (const FormatEntry& e : table())
-    if (e.name == name) return &e;
+  // package passes canonical names) costs no alias scan. An alias names its
+  // format by the canonical name.
+  if (const FormatEntry* e = canonical(name)) return e;
   for (const auto& [alias, target] : alias_table())
-    if (name == alias) name = target;
-  for (const FormatEntry& e : table())
-    if (e.name == name) return &e;
+    if (name == alias) return canonical(target);
   return nullptr;
 }
 
