@@ -180,14 +180,22 @@ std::size_t mma_first_not_held(MmaType t, std::span<const float> x) {
       const std::span<const float> in = x.subspan(first, n);
       convert(in, std::span<T>(codes.data(), n), Round::nearest_even, Overflow::ieee);
       convert(std::span<const T>(codes.data(), n), std::span<float>(back.data(), n));
+      // Every value of the chunk checked without a branch (a loop the
+      // compiler vectorises); the first one not held found only if any.
+      // (On the bits: 0/1 in uint32 lanes, an AND reduction.)
+      const std::uint32_t unsigned_type = t == MmaType::ue4m3;
+      std::uint32_t all_held = 1;
       for (std::size_t q = 0; q < n; ++q) {
-        const bool nan = in[q] != in[q];
-        const bool same = nan ? back[q] != back[q]
-                              : lplab::detail::bit_cast<std::uint32_t>(back[q]) ==
-                                        lplab::detail::bit_cast<std::uint32_t>(in[q]) ||
-                                    (in[q] == 0 && back[q] == 0);
-        if (!same || (t == MmaType::ue4m3 && !(in[q] >= 0))) return scalar_from(first + q);
+        const std::uint32_t u = lplab::detail::bit_cast<std::uint32_t>(in[q]);
+        const std::uint32_t w = lplab::detail::bit_cast<std::uint32_t>(back[q]);
+        const std::uint32_t mag = u & 0x7FFFFFFFu;
+        const std::uint32_t nan = mag > 0x7F800000u, back_nan = (w & 0x7FFFFFFFu) > 0x7F800000u;
+        const std::uint32_t zeros = ((u | w) & 0x7FFFFFFFu) == 0;  // +0 and -0 alike
+        const std::uint32_t same = (nan & back_nan) | ((1u - nan) & ((u == w) | zeros));
+        const std::uint32_t negative = (u >> 31) & (mag != 0);  // -0 is held
+        all_held &= same & (1u - (unsigned_type & (negative | nan)));
       }
+      if (!all_held) return scalar_from(first);
     }
     return x.size();
   });

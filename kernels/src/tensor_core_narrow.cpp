@@ -11,15 +11,19 @@
 //   1. E in int32 lanes: C's exponent (at least emin_out) or zero_exponent
 //      for C = 0, and e(a) + e(b) for each product (a zero operand's
 //      exponent is -100000: a zero product never decides E);
-//   2-3. each product a b (exact) times 2^(F - E) (exact: a power of two;
-//      when every product is zero, 2^min(F - E, 126)), truncated to an int32
-//      (each below 2^(F + 2) <= 2^27, so 16 of them sum below 2^31), the
-//      partial sums every 16 products and C's term (C times 2^(F - E),
-//      truncated) added in double lanes: exact below 2^53;
-//   4. in double lanes, as the double kernel: the sum normalised and
-//      truncated (or rounded to nearest-even, fp16 C and D) to R bits, the
-//      exponent clamped at emin_out, 2^emax_out or more an infinity, zero +0;
-//      back to float exactly (AVX-512, fp32 D: one conversion toward zero).
+//   2-3. C's term (C times 2^(F - E), truncated: an integer shift of its
+//      significand) and each product a b (exact) times 2^(F - E) (exact: a
+//      power of two; when every product is zero, 2^min(F - E, 126)),
+//      truncated to an int32 (each below 2^(F + 2) <= 2^27), summed in
+//      int32: exact, unless the model's bound (block x (2^(F + 2) - 1) +
+//      2^(F + 1) - 1) passes 2^31 - 1 and an addition wraps, which is
+//      detected and the tile's block summed again in double halves;
+//   4. in int32 lanes: |S| cut to the output type's grid (truncated, or
+//      rounded to nearest-even for fp16 C and D, the exponent clamped at
+//      emin_out), converted to float exactly and scaled by 2^(E - F) in
+//      exact steps, 2^emax_out or more an infinity, zero +0; on AVX-512 for
+//      fp32 D one conversion toward zero and a multiplication toward zero
+//      (embedded rounding). In double halves after a wrapped sum.
 // Specials (a NaN or an infinity among the products or C) follow IEEE's sum
 // of the non-finite terms; promotion adds the chain into an fp32 sum.
 #undef HWY_TARGET_INCLUDE
@@ -52,6 +56,10 @@ struct NarrowArgs {
   // rows' are NarrowTile's esa.
   std::size_t blocks;
   const std::int32_t* esb;
+  // Whether a block's sum can leave int32 (then a wrapped one is redone in
+  // double), and whether step 4 runs in int32 lanes (else always in double).
+  bool may_overflow;
+  bool int_step4;
 };
 
 #if HWY_TARGET != HWY_SCALAR
@@ -104,12 +112,6 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   const auto sign_mask = hn::Set(dd, -0.0);
   const auto overflow_at = hn::BitCast(dd, hn::ShiftLeft<52>(hn::Set(ddi, model.emax_out + 1023)));
   const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
-  // fp32 D truncated to 24 or 14 bits (not fp16's nearest): step 4 is a
-  // conversion toward zero on AVX-512.
-  const bool fp32_truncated = !model.nearest && (R == 24 || R == 14) && model.emin_out == -126 &&
-                              model.emax_out == 128;
-  const auto two_128 = hn::Set(dd, 0x1p128);
-  (void)fp32_truncated, (void)two_128;
   // 2^e (exponent fields e + 127 and e + 1023) and floor(log2 |v|) of a
   // nonzero normal v.
   auto pow2f = [&](VI e) HWY_ATTR { return hn::BitCast(df, hn::ShiftLeft<23>(hn::Add(e, hn::Set(di, 127)))); };
@@ -120,8 +122,103 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   auto exponent_d = [&](VD v) HWY_ATTR {
     return hn::Sub(hn::And(hn::ShiftRight<52>(hn::BitCast(ddi, v)), hn::Set(ddi, 0x7ff)), hn::Set(ddi, 1023));
   };
-  // Step 4 on half a vector: units of 2^(E - F) to the output type.
-  auto step4 = [&](VD units, hn::Vec<decltype(ddi)> E) HWY_ATTR {
+  const hn::RebindToUnsigned<decltype(di)> du;
+  const auto one = hn::Set(di, 1);
+  const auto lo31 = hn::Set(di, 31);
+  const auto inf_f = hn::Set(df, HUGE_VALF);
+  const auto overflow_f = hn::Set(df, std::ldexp(1.0f, std::min(model.emax_out, 127)));  // read where emax_out < 128
+  // Logical shifts of int32 lanes (t below may be 2^31).
+  auto shl = [&](VI x, VI n) HWY_ATTR { return hn::BitCast(di, hn::Shl(hn::BitCast(du, x), hn::BitCast(du, n))); };
+  auto shr = [&](VI x, VI n) HWY_ATTR { return hn::BitCast(di, hn::Shr(hn::BitCast(du, x), hn::BitCast(du, n))); };
+  // C's term: C times 2^(F - e_full), truncated toward zero, as an int32
+  // (|term| < 2^(F + 1)). C is mag 2^(max(field, 1) - 150), mag its 24-bit
+  // significand; e_full >= C's exponent, so the shift left is at most
+  // F - 23 <= 2 and a shift right of 31 or more leaves 0. (A special C's
+  // lane is replaced; its term is bounded by the clamps.)
+  auto c_term = [&](VF cv, VI e_full) HWY_ATTR {
+    const VI bits = hn::BitCast(di, cv);
+    const VI field = hn::And(hn::ShiftRight<23>(bits), hn::Set(di, 0xff));
+    const VI mag = hn::Or(hn::And(bits, hn::Set(di, 0x7FFFFF)),
+                          hn::IfThenZeroElse(hn::Eq(field, hn::Zero(di)), hn::Set(di, 0x800000)));
+    const VI shift = hn::Sub(hn::Add(hn::Max(field, one), hn::Set(di, F - 150)), e_full);
+    const VI left = hn::Min(hn::Max(shift, hn::Zero(di)), hn::Set(di, 2));
+    const VI right = hn::Min(hn::Max(hn::Neg(shift), hn::Zero(di)), lo31);
+    const VI term = shr(shl(mag, left), right);
+    return hn::IfThenElse(hn::Lt(bits, hn::Zero(di)), hn::Neg(term), term);
+  };
+  // Step 4 in int32 lanes (c.int_step4: R <= 24, emin_out >= -126,
+  // emax_out <= 128): S units of 2^(e_full - F), |S| < 2^31, to the output
+  // type. Its grid in units is 2^g, g = max(lead, emin_out + F - e_full) -
+  // (R - 1), lead = floor(log2 |S|); |S| truncated (or rounded to
+  // nearest-even) to a multiple of 2^g is an integer of at most 24
+  // significant bits (25 where it rounded up to a power of two, an even
+  // one), so the conversion to float is exact, and so are the scalings by
+  // 2^(e_full - F) (in two, each a float) to a value on the output type's
+  // grid; 2^emax_out or more is an infinity (2^128: the multiplication's
+  // own overflow). A zero is +0.
+  // fp32 D truncated to 24 or 14 bits (not fp16's nearest): on AVX-512,
+  // step 4 by embedded rounding toward zero (below).
+  const bool fp32_truncated = !model.nearest && (R == 24 || R == 14) && model.emin_out == -126 &&
+                              model.emax_out == 128;
+  (void)fp32_truncated;
+  auto step4 = [&](VI S, VI e_full) HWY_ATTR {
+#if HWY_TARGET == HWY_AVX3
+    if (fp32_truncated) {
+      // S converted toward zero is |S| truncated to 24 bits; then times
+      // 2^p, p = e_full - F, in three steps: 2^p1 (p clamped to
+      // [-126, 127]) exact or an overflow; the rest below 1 (2^-32 .. 1)
+      // toward zero -- truncation onto fp32's subnormal grid, which S's
+      // 24-bit grid refines there; the rest above 1 (p > 127) to nearest,
+      // an overflow (x 2^127 times 2 or more is 2^128 or more): 2^128 and
+      // beyond an infinity, as step 4's. E8M13 then clears 10 more bits.
+      const VF x{_mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+      const VI p = hn::Sub(e_full, hn::Set(di, F));
+      const VI p1 = hn::Min(hn::Max(p, hn::Set(di, -126)), hn::Set(di, 127));
+      const VI rest = hn::Min(hn::Max(hn::Sub(p, p1), hn::Set(di, -126)), hn::Set(di, 127));
+      const VF r1 = hn::Mul(x, pow2f(p1));
+      VF r{_mm512_mul_round_ps(r1.raw, pow2f(hn::Min(rest, hn::Zero(di))).raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+      r = hn::Mul(r, pow2f(hn::Max(rest, hn::Zero(di))));
+      if (R == 14) r = hn::BitCast(df, hn::And(hn::BitCast(di, r), hn::Set(di, ~0x3FF)));
+      return r;
+    }
+#endif
+    const VI a = hn::Abs(S);
+    // floor(log2 a): the exponent of a's conversion (to nearest: it may
+    // round up to the next power of two, where a >> e is 0); -1 for 0.
+    const VI e_conv = hn::Min(hn::Max(exponent_f(hn::ConvertTo(df, a)), hn::Zero(di)), lo31);
+    const VI lead = hn::IfThenElse(hn::Eq(shr(a, e_conv), hn::Zero(di)), hn::Sub(e_conv, one), e_conv);
+    const VI g = hn::Sub(hn::Max(lead, hn::Sub(hn::Set(di, model.emin_out + F), e_full)), hn::Set(di, R - 1));
+    const VI gc = hn::Min(hn::Max(g, hn::Zero(di)), lo31);
+    const VI kept = shr(a, gc);
+    VI t;
+    if (model.nearest) {
+      // Up where the rest is above half the grid, or half with kept odd;
+      // nothing where the grid is 2^32 or coarser (a < 2^31 is below half;
+      // not reached by the fp16-output presets, whose operands' exponents
+      // are each at least -14, but by the model's arithmetic).
+      const VI rest = hn::Sub(a, shl(kept, gc));
+      const VI half = hn::ShiftRight<1>(shl(one, gc));  // gc <= 31: below 2^31
+      const auto tie = hn::And(hn::Eq(rest, half), hn::Ne(hn::And(kept, one), hn::Zero(di)));
+      const auto up = hn::And(hn::Or(hn::Gt(rest, half), tie), hn::Gt(gc, hn::Zero(di)));
+      t = hn::IfThenZeroElse(hn::Gt(g, lo31), shl(hn::Add(kept, hn::IfThenElseZero(up, one)), gc));
+    } else {
+      t = shl(kept, gc);
+    }
+    // t may be 2^31 (rounded up from lead 30, g >= 7): halve it where g >= 1.
+    const VI half_once = hn::Min(gc, one);
+    const VI th = shr(t, half_once);
+    const VF f = hn::ConvertTo(df, hn::IfThenElse(hn::Lt(S, hn::Zero(di)), hn::Neg(th), th));
+    const VI p = hn::Add(hn::Sub(e_full, hn::Set(di, F)), half_once);
+    const VI p1 = hn::Min(hn::Max(p, hn::Set(di, -126)), hn::Set(di, 127));
+    const VI p2 = hn::Min(hn::Max(hn::Sub(p, p1), hn::Set(di, -126)), hn::Set(di, 127));
+    VF r = hn::Mul(hn::Mul(f, pow2f(p1)), pow2f(p2));
+    if (model.emax_out < 128)
+      r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_f), hn::Or(inf_f, hn::And(r, hn::SignBit(df))), r);
+    return r;
+  };
+  // Step 4 on half a vector in double lanes: units of 2^(E - F) to the
+  // output type (the block's sum where int32 does not hold it).
+  auto step4_wide = [&](VD units, hn::Vec<decltype(ddi)> E) HWY_ATTR {
     const auto sum = hn::Mul(units, pow2d(hn::Sub(E, hn::Set(ddi, F))));  // exact
     const auto lead = hn::Max(exponent_d(sum), out_emin64);
     const auto scaled = hn::Mul(sum, pow2d(hn::Sub(hn::Set(ddi, R - 1), lead)));
@@ -129,7 +226,6 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_at), hn::Or(inf, hn::And(r, sign_mask)), r);
     return hn::IfThenElse(hn::Eq(r, zero_d), zero_d, r);  // a zero result is +0
   };
-
   const float* HWY_RESTRICT bv[kV];
   const std::int32_t* HWY_RESTRICT ebv[kV];
   VF vc[kQ];
@@ -141,13 +237,29 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   }
   for (std::size_t q = 0; q < kQ; ++q)
     vc[q] = cr[q / kV] != nullptr ? hn::LoadU(df, cr[q / kV] + j + (q % kV) * N) : zero_f;
+  // The block [start, end) of chain q again, its sum in double halves
+  // (exact below 2^53), and step 4 there: where an int32 sum wrapped.
+  auto wide_block = [&](std::size_t q, std::size_t start, std::size_t end, VF dn, VF cv, VI e_full) HWY_ATTR {
+    const float* HWY_RESTRICT arow = ar[q / kV];
+    const float* HWY_RESTRICT bcol = bv[q % kV];
+    const VI term = c_term(cv, e_full);
+    VD lo = hn::PromoteTo(dd, hn::LowerHalf(dih, term)), hi = hn::PromoteTo(dd, hn::UpperHalf(dih, term));
+    for (std::size_t t = start; t < end; ++t) {
+      const VI p = TruncToInt32(di, hn::Mul(hn::Mul(hn::Set(df, arow[t]), hn::Load(df, bcol + t * N)), dn));
+      lo = hn::Add(lo, hn::PromoteTo(dd, hn::LowerHalf(dih, p)));
+      hi = hn::Add(hi, hn::PromoteTo(dd, hn::UpperHalf(dih, p)));
+    }
+    const auto e_lo = hn::PromoteTo(ddi, hn::LowerHalf(dih, e_full));
+    const auto e_hi = hn::PromoteTo(ddi, hn::UpperHalf(dih, e_full));
+    return hn::Combine(df, hn::DemoteTo(dfh, step4_wide(hi, e_hi)), hn::DemoteTo(dfh, step4_wide(lo, e_lo)));
+  };
   std::size_t in_chain = 0;
   for (std::size_t start = 0; start < k; start += block) {
     const std::size_t end = std::min(k, start + block);
     VI E[kQ], es[kQ];
     VF special[kQ];
     hn::Mask<decltype(df)> any_special[kQ];
-    for (std::size_t q = 0; q < kQ; ++q) {
+    HWY_UNROLL(8) for (std::size_t q = 0; q < kQ; ++q) {
       // Step 1: C (a zero C at zero_exponent), then the products. With
       // block scales a product's exponent is e(a) + e(b) + es, es the
       // block's scales' exponents: E is kept less es until step 4.
@@ -179,18 +291,22 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
         for (std::size_t r = 0; r < kR; ++r)
           E[r * kV + v] = hn::Max(E[r * kV + v], hn::Add(hn::Set(di, er[r][t]), eb_t));
       }
-    // Steps 2-3: the products on the grid 2^(E - F), in int32 partial sums
-    // of at most 16, then in double halves.
+    // Steps 2-3: C's term, then the products, on the grid 2^(E - F), summed
+    // in int32: the products in partial sums of at most 16 (below 2^31),
+    // each added to the block's sum; where the model's bound lets that sum
+    // wrap (c.may_overflow), a wrapped addition is detected and the tile's
+    // block is done again in double halves (wide_block).
     VF down[kQ];
-    VI part[kQ];
-    VD lo[kQ], hi[kQ];
+    VI units[kQ];
+    auto wrapped = hn::Zero(di);
     for (std::size_t q = 0; q < kQ; ++q) {
       down[q] = pow2f(hn::Max(hn::Min(hn::Sub(hn::Set(di, F), E[q]), hn::Set(di, 126)), hn::Set(di, -126)));
-      part[q] = hn::Zero(di);
-      lo[q] = hi[q] = zero_d;
+      units[q] = c_term(vc[q], hn::Add(E[q], es[q]));
     }
     for (std::size_t first = start; first < end; first += 16) {
       const std::size_t last = std::min(end, first + 16);
+      VI part[kQ];
+      for (std::size_t q = 0; q < kQ; ++q) part[q] = hn::Zero(di);
       for (std::size_t t = first; t < last; ++t) {
         VF b_t[kV];
         for (std::size_t v = 0; v < kV; ++v) b_t[v] = hn::Load(df, bv[v] + t * N);
@@ -203,41 +319,21 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
         }
       }
       for (std::size_t q = 0; q < kQ; ++q) {
-        lo[q] = hn::Add(lo[q], hn::PromoteTo(dd, hn::LowerHalf(dih, part[q])));
-        hi[q] = hn::Add(hi[q], hn::PromoteTo(dd, hn::UpperHalf(dih, part[q])));
-        part[q] = hn::Zero(di);
+        const auto sum = hn::Add(units[q], part[q]);
+        // (x + y wrapped where the sum's sign differs from both x's and y's.)
+        if (c.may_overflow) wrapped = hn::Or(wrapped, hn::And(hn::Xor(units[q], sum), hn::Xor(part[q], sum)));
+        units[q] = sum;
       }
     }
-    for (std::size_t q = 0; q < kQ; ++q) {
-      // C's term, then step 4, in double halves (E with the scales' exponents).
-      const auto e_full = hn::Add(E[q], es[q]);
-      const auto e_lo = hn::PromoteTo(ddi, hn::LowerHalf(dih, e_full));
-      const auto e_hi = hn::PromoteTo(ddi, hn::UpperHalf(dih, e_full));
-      const auto c_lo = hn::PromoteTo(dd, hn::LowerHalf(dfh, vc[q]));
-      const auto c_hi = hn::PromoteTo(dd, hn::UpperHalf(dfh, vc[q]));
-      const auto f64 = hn::Set(ddi, F);
-      const auto u_lo = hn::Add(lo[q], hn::Trunc(hn::Mul(hn::IfThenElseZero(hn::IsFinite(c_lo), c_lo), pow2d(hn::Sub(f64, e_lo)))));
-      const auto u_hi = hn::Add(hi[q], hn::Trunc(hn::Mul(hn::IfThenElseZero(hn::IsFinite(c_hi), c_hi), pow2d(hn::Sub(f64, e_hi)))));
-      VF r;
-#if HWY_TARGET == HWY_AVX3
-      if (fp32_truncated) {
-        // Step 4 as one conversion toward zero (AVX-512's embedded
-        // rounding): truncation to fp32's 24 bits on its own grid, the
-        // subnormals' included, is step 4 with R = 24 and emin_out = -126;
-        // E8M13 then clears 10 more bits. 2^128 or more: an infinity.
-        auto to_float = [&](VD units, hn::Vec<decltype(ddi)> e) HWY_ATTR {
-          auto sum = hn::Mul(units, pow2d(hn::Sub(e, f64)));  // exact
-          sum = hn::IfThenElse(hn::Ge(hn::Abs(sum), two_128), hn::Or(inf, hn::And(sum, sign_mask)), sum);
-          return hn::Vec<decltype(dfh)>{_mm512_cvt_roundpd_ps(sum.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-        };
-        r = hn::Combine(df, to_float(u_hi, e_hi), to_float(u_lo, e_lo));
-        if (R == 14) r = hn::BitCast(df, hn::And(hn::BitCast(di, r), hn::Set(di, ~0x3FF)));
-        r = hn::IfThenElse(hn::Eq(r, zero_f), zero_f, r);  // +0, also where it truncated to zero
-      } else
-#endif
-        r = hn::Combine(df, hn::DemoteTo(dfh, step4(u_hi, e_hi)), hn::DemoteTo(dfh, step4(u_lo, e_lo)));
-      vc[q] = hn::IfThenElse(any_special[q], hn::IfThenElse(hn::IsNaN(special[q]), nan, special[q]), r);
+    const bool wide = !c.int_step4 || (c.may_overflow && !hn::AllFalse(di, hn::Lt(wrapped, hn::Zero(di))));
+    VF r[kQ];
+    if (HWY_UNLIKELY(wide)) {
+      for (std::size_t q = 0; q < kQ; ++q) r[q] = wide_block(q, start, end, down[q], vc[q], hn::Add(E[q], es[q]));
+    } else {
+      HWY_UNROLL(8) for (std::size_t q = 0; q < kQ; ++q) r[q] = step4(units[q], hn::Add(E[q], es[q]));
     }
+    for (std::size_t q = 0; q < kQ; ++q)
+      vc[q] = hn::IfThenElse(any_special[q], hn::IfThenElse(hn::IsNaN(special[q]), nan, special[q]), r[q]);
     in_chain += end - start;
     if (model.promote_every > 0 && in_chain == static_cast<std::size_t>(model.promote_every)) {
       for (std::size_t q = 0; q < kQ; ++q) {
@@ -270,10 +366,15 @@ HWY_ATTR void NarrowRows(const TensorCoreModel& model, std::size_t m, std::size_
   const hn::ScalableTag<float> df;
   const std::size_t N = hn::Lanes(df);
   // 2 rows x 4 vectors where there are 32 registers (AVX-512), 2 x 2 with 16.
-  constexpr std::size_t kR = 2, kV = HWY_TARGET == HWY_AVX3 ? 4 : 2;
+  constexpr std::size_t kR = HWY_TARGET == HWY_AVX3 ? 4 : 2, kV = 2;
   std::vector<unsigned char> col_special(ldb / N, 0);
   for (std::size_t j = 0; j < ldb; ++j) col_special[j / N] |= col_flags[j];
-  const NarrowArgs args{&model, k, b, eb, blocks, esb};
+  // A block's sum: at most `block` products below 2^(F + 2) and C's term
+  // below 2^(F + 1), integers.
+  const std::int64_t F = model.fraction_bits;
+  const std::int64_t largest = model.block * ((std::int64_t{1} << (F + 2)) - 1) + (std::int64_t{1} << (F + 1)) - 1;
+  const bool int_step4 = model.result_bits <= 24 && model.emin_out >= -126 && model.emax_out <= 128;
+  const NarrowArgs args{&model, k, b, eb, blocks, esb, largest > std::numeric_limits<std::int32_t>::max(), int_step4};
   std::vector<double> result(kR * kV * N);
   for (std::size_t first = 0; first < ldb; first += panel) {
     const std::size_t last = std::min(ldb, first + panel);
@@ -343,19 +444,29 @@ constexpr std::int32_t kNoExponent = -100000;  // a zero operand's
 // Whether x's products with the other operands are exact floats the kernel
 // can scale: 0, a NaN or an infinity, or at most 12 significant bits with
 // 2^-50 <= |x| < 2^60. (Then a nonzero product's exponent is at least
-// -100, so that where one decides E, 2^(F - E) <= 2^126 is a float.)
-bool narrow_value(float x) {
-  if (x == 0 || !std::isfinite(x)) return true;
-  const float m = std::fabs(x);
-  return m >= 0x1p-50f && m < 0x1p60f && (std::bit_cast<std::uint32_t>(x) & 0xFFFu) == 0;
+// -100, so that where one decides E, 2^(F - E) <= 2^126 is a float.) On the
+// bits, without a branch, so that the loops over every operand vectorise.
+constexpr std::uint32_t kNarrowLow = (127 - 50) << 23, kNarrowHigh = (127 + 60) << 23;
+std::uint32_t narrow_value(std::uint32_t u) {
+  const std::uint32_t mag = u & 0x7FFFFFFFu;
+  return static_cast<std::uint32_t>(mag == 0) | static_cast<std::uint32_t>(mag >= 0x7F800000u) |
+         (static_cast<std::uint32_t>(mag - kNarrowLow < kNarrowHigh - kNarrowLow) &
+          static_cast<std::uint32_t>((u & 0xFFFu) == 0));
+}
+bool all_narrow(const float* x, std::size_t n) {
+  std::uint32_t ok = 1;
+  for (std::size_t i = 0; i < n; ++i) ok &= narrow_value(std::bit_cast<std::uint32_t>(x[i]));
+  return ok != 0;
 }
 
-// floor(log2 |x|), at least emin (every narrow value is a normal float).
+// floor(log2 |x|), at least emin (every narrow value is a normal float); a
+// zero's kNoExponent, a NaN's or an infinity's 0 (the block is decided by
+// the specials).
 std::int32_t operand_exponent(float x, int emin) {
-  if (x == 0) return kNoExponent;
-  if (!std::isfinite(x)) return 0;  // the block is decided by the specials
-  const auto field = static_cast<std::int32_t>((std::bit_cast<std::uint32_t>(x) >> 23) & 0xFF);
-  return std::max(field - 127, emin);
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  const auto field = static_cast<std::int32_t>((u >> 23) & 0xFF);
+  const std::int32_t e = std::max(field - 127, emin);
+  return (u & 0x7FFFFFFFu) == 0 ? kNoExponent : field == 0xFF ? 0 : e;
 }
 }  // namespace
 
@@ -365,7 +476,7 @@ bool tensor_core_narrow(const MatmulProblem& p, const TensorCoreModel& model, do
   const std::size_t lanes = LPLAB_DISPATCH(NarrowLanes)();
   if (lanes == 0 || !float_arithmetic_exact()) return false;
   const std::size_t m = p.m, n = p.n, k = p.k;
-  if (!std::all_of(p.a, p.a + m * k, narrow_value) || !std::all_of(p.b, p.b + k * n, narrow_value)) return false;
+  if (!all_narrow(p.a, m * k) || !all_narrow(p.b, k * n)) return false;
   if (c_in != nullptr)
     for (std::size_t i = 0; i < m * n; ++i)
       if (static_cast<double>(static_cast<float>(c_in[i])) != c_in[i] && !std::isnan(c_in[i])) return false;
@@ -391,19 +502,38 @@ bool tensor_core_narrow(const MatmulProblem& p, const TensorCoreModel& model, do
   hwy::AlignedFreeUniquePtr<std::int32_t[]> eb = hwy::AllocateAligned<std::int32_t>(k * ldb);
   if (bp == nullptr || eb == nullptr) throw std::bad_alloc();
   std::vector<unsigned char> row_special(m, 0), col_special(ldb, 0);
-  for (std::size_t r = 0; r < m; ++r)
+  // (Loops without branches, which the compiler vectorises: a special is
+  // an exponent field of 0xFF.)
+  const auto special = [](float x) {
+    return static_cast<std::uint32_t>((std::bit_cast<std::uint32_t>(x) & 0x7F800000u) == 0x7F800000u);
+  };
+  for (std::size_t r = 0; r < m; ++r) {
+    std::uint32_t any = 0;
     for (std::size_t t = 0; t < k; ++t) {
       const std::size_t i = r * k + t;
       ea[i] = operand_exponent(p.a[i], model.emin_a);
-      row_special[r] |= !std::isfinite(p.a[i]);
+      any |= special(p.a[i]);
     }
-  for (std::size_t t = 0; t < k; ++t)
-    for (std::size_t j = 0; j < ldb; ++j) {
-      const std::size_t at = at_b(t, j);
-      const float x = j < n ? p.b[t * n + j] : 0.0f;
-      bp[at] = x;
-      eb[at] = operand_exponent(x, model.emin_b);
-      if (!std::isfinite(x)) col_special[j] = 1;
+    row_special[r] = static_cast<unsigned char>(any);
+  }
+  {
+    std::vector<std::uint32_t> any(n, 0);
+    for (std::size_t t = 0; t < k; ++t)
+      for (std::size_t j = 0; j < n; ++j) any[j] |= special(p.b[t * n + j]);
+    for (std::size_t j = 0; j < n; ++j) col_special[j] = static_cast<unsigned char>(any[j]);
+  }
+  // B a vector of columns at a time, in the order the kernel reads it
+  // (at_b(t, j) for j in that vector is contiguous); columns past n zero.
+  for (std::size_t v = 0; v < ldb / lanes; ++v)
+    for (std::size_t t = 0; t < k; ++t) {
+      const std::size_t at = at_b(t, v * lanes), j0 = v * lanes;
+      const std::size_t here = std::min(lanes, n - std::min(n, j0));
+      const float* row = p.b + t * n + j0;
+      for (std::size_t l = 0; l < here; ++l) {
+        bp[at + l] = row[l];
+        eb[at + l] = operand_exponent(row[l], model.emin_b);
+      }
+      for (std::size_t l = here; l < lanes; ++l) bp[at + l] = 0.0f, eb[at + l] = kNoExponent;
     }
   // Panels of whole vectors whose B, 8 bytes a value, fills at most half of
   // a 512 KiB L2 cache.

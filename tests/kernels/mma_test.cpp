@@ -238,8 +238,9 @@ TEST(MmaMatmul, chains_the_instruction_over_k) {
 // is not a whole number of instructions (where there are no scales), 67
 // columns (whole tiles of 4 vectors of 16 floats and a ragged last vector),
 // 5 rows (whole tiles and a ragged last one), products that
-// are all zero, products that cancel over a block and products below fp32's
-// smallest normal, with and without an input C and promotion.
+// are all zero, products that cancel over a block, products below fp32's
+// smallest normal and blocks of large products of one sign, with and without
+// an input C and promotion.
 
 // The finite values of a narrow type, sorted; a sample rounds to the nearest.
 std::vector<double> finite_values(MmaType t) {
@@ -312,6 +313,16 @@ void expect_matmul_equals_scalar_chain(const MmaInstruction& instr, std::uint64_
     if (mma_holds(instr.a, x)) a[4 * k + t] = x;
     if (mma_holds(instr.b, y)) b[t * n + 1] = y;
   }
+  // Row 0 of A and column 10 of B, over the first 64 products: the type's
+  // largest value below 2, of one sign, so that a block's products (each
+  // near 4) sum past int32 on the grid of the narrow kernel with F = 25
+  // (which then sums that block in double).
+  const auto below_2 = [](MmaType t) {
+    if (mma_type_info(t).bits > 16) return 0x1.ffcp0f;  // 2 - 2^-10: tf32's, fp32's and fp64's
+    const std::vector<double>& v = ValueSource::values_of(t);
+    return static_cast<float>(*(std::lower_bound(v.begin(), v.end(), 2.0) - 1));
+  };
+  for (std::size_t t = 0; t < std::min<std::size_t>(k, 64); ++t) a[t] = below_2(instr.a), b[t * n + 10] = below_2(instr.b);
   if (mma_holds(instr.a, INFINITY)) a[1 * k + 5] = INFINITY;
   if (mma_holds(instr.b, NAN)) b[7 * n + 3] = NAN;
   if (mma_holds(instr.b, -INFINITY)) b[9 * n + 20] = -INFINITY;
@@ -394,6 +405,33 @@ TEST(MmaMatmul, every_preset_equals_the_scalar_chain_on_every_target) {
     if (HasFatalFailure()) return;
   }
   EXPECT_GT(seen.size(), 100u);
+}
+
+// A block whose sum, in units of its grid, has 25 significant bits just
+// below a power of two: the narrow kernel's step 4 in int32 lanes finds the
+// leading bit from a conversion to float that rounds up to 2^25 there.
+// Volta's fp32 mma (L = 4, F = 23, truncation to 24 bits): C = 4 - 2^-22
+// (24 bits, exponent 1) and the products 1.5 x 2 = 3 (exponent 0 + 1) and
+// 1 x 1 fix E = 1, so the units are 2^24 - 1 + 3 2^22 + 2^22 = 2^25 - 1;
+// truncated to 24 bits, 2^25 - 2 units of 2^-22: D = 8 - 2^-21 (a lead
+// bit taken from the rounded conversion would keep 2^25 - 4: 8 - 2^-20).
+TEST(MmaMatmul, a_block_sum_just_below_a_power_of_two_truncates_to_24_bits_on_every_target) {
+  const std::vector<float> a{1.5f, 1.0f, 0.0f, 0.0f}, b{2.0f, 1.0f, 0.0f, 0.0f};
+  const std::vector<double> c{0x1.fffffep1};
+  const OperandRange r{};
+  const MatmulProblem p{1, 1, 4, a.data(), b.data(), r, r};
+  MatmulOptions o;
+  o.accumulator = instruction_accumulator("volta.mma.m8n8k4.f32.f16.f16.f32");
+  o.c_input = c.data();
+  const MmaInstruction& instr = *find_mma_instruction("volta.mma.m8n8k4.f32.f16.f16.f32");
+  const std::vector<double> ra(a.begin(), a.end()), rb(b.begin(), b.end());
+  EXPECT_EQ(mma_chain(instr, ra, rb, c[0], {}, {}), 0x1.fffffep2);
+  for (const SimdTarget& t : simd_targets()) {
+    ScopedSimdTarget pin(t.id);
+    double d = 0.0;
+    matmul_accumulate(p, o, &d);
+    EXPECT_EQ(d, 0x1.fffffep2) << t.name;
+  }
 }
 
 TEST(MmaMatmul, an_input_c_is_the_instructions_and_of_its_type) {
