@@ -160,8 +160,44 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   // step 4 by embedded rounding toward zero (below).
   const bool fp32_truncated = !model.nearest && (R == 24 || R == 14) && model.emin_out == -126 &&
                               model.emax_out == 128;
-  (void)fp32_truncated;
+  // fp16 C and D: step 4 is IEEE's conversion of S 2^(e_full - F) to
+  // binary16 (nearest-even, the subnormals' grid 2^-24, 2^16 an infinity).
+  const bool fp16_nearest = model.nearest && R == 11 && model.emin_out == -14 && model.emax_out == 16;
+  (void)fp32_truncated, (void)fp16_nearest;
   auto step4 = [&](VI S, VI e_full) HWY_ATTR {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    if (fp16_nearest) {
+      // S rounded to odd at 24 bits (toward zero, the lost bits' OR in the
+      // last bit), scaled exactly by 2^p, p = e_full - F (a value the
+      // scaling may round lies below 2^-126, far below half of binary16's
+      // smallest subnormal), then vcvtps2ph to nearest-even: rounding to odd
+      // with 13 bits more than binary16's 11 makes the two roundings one.
+      // Back to float exactly (vcvtph2ps); -0 is +0.
+#if HWY_TARGET == HWY_AVX3
+      VF x{_mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+      const VI lost = hn::IfThenElseZero(hn::Ne(TruncToInt32(di, x), S), one);  // x is S's integer part
+      x = hn::BitCast(df, hn::Or(hn::BitCast(di, x), lost));
+#else
+      const VI a = hn::Abs(S);
+      const VI e_conv = hn::Min(hn::Max(exponent_f(hn::ConvertTo(df, a)), hn::Zero(di)), lo31);
+      const VI lead = hn::IfThenElse(hn::Eq(shr(a, e_conv), hn::Zero(di)), hn::Sub(e_conv, one), e_conv);
+      const VI g = hn::Max(hn::Sub(lead, hn::Set(di, 23)), hn::Zero(di));
+      const VI t = shl(shr(a, g), g);
+      const VI odd = hn::Or(t, hn::IfThenElseZero(hn::Ne(t, a), shl(one, g)));
+      const VF x = hn::ConvertTo(df, hn::IfThenElse(hn::Lt(S, hn::Zero(di)), hn::Neg(odd), odd));  // 24 bits: exact
+#endif
+      const VI p = hn::Sub(e_full, hn::Set(di, F));
+      const VI p1 = hn::Min(hn::Max(p, hn::Set(di, -126)), hn::Set(di, 127));
+      const VI rest = hn::Min(hn::Max(hn::Sub(p, p1), hn::Set(di, -126)), hn::Set(di, 127));
+      const VF v = hn::Mul(hn::Mul(x, pow2f(p1)), pow2f(rest));
+#if HWY_TARGET == HWY_AVX3
+      const VF h{_mm512_cvtph_ps(_mm512_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))};
+#else
+      const VF h{_mm256_cvtph_ps(_mm256_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT))};
+#endif
+      return hn::IfThenElse(hn::Eq(h, zero_f), zero_f, h);
+    }
+#endif
 #if HWY_TARGET == HWY_AVX3
     if (fp32_truncated) {
       // S converted toward zero is |S| truncated to 24 bits; then times
