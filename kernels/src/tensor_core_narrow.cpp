@@ -335,9 +335,22 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     VF down[kQ];
     VI units[kQ];
     auto wrapped = hn::Zero(di);
+    // C's term by the products' scaling `down` where there are no block
+    // scales and F - E <= 126 in every lane with C != 0 (then E >= -126: a
+    // C below 2^(F - 125) with every product zero fails it): C 2^(F - E)
+    // is exact but for bits below 1 (it is below 2^(F + 1)), so one
+    // multiplication and the truncating conversion; else c_term's shifts.
+    bool shifts = c.esb != nullptr;
+    if (!shifts) {
+      auto far = hn::FirstN(di, 0);
+      for (std::size_t q = 0; q < kQ; ++q)
+        far = hn::Or(far, hn::And(hn::Lt(E[q], hn::Set(di, F - 126)),
+                                  hn::RebindMask(di, hn::Ne(vc[q], zero_f))));
+      shifts = !hn::AllFalse(di, far);
+    }
     for (std::size_t q = 0; q < kQ; ++q) {
       down[q] = pow2f(hn::Max(hn::Min(hn::Sub(hn::Set(di, F), E[q]), hn::Set(di, 126)), hn::Set(di, -126)));
-      units[q] = c_term(vc[q], hn::Add(E[q], es[q]));
+      units[q] = HWY_UNLIKELY(shifts) ? c_term(vc[q], hn::Add(E[q], es[q])) : TruncToInt32(di, hn::Mul(vc[q], down[q]));
     }
     for (std::size_t first = start; first < end; first += 16) {
       const std::size_t last = std::min(end, first + 16);

@@ -239,8 +239,8 @@ TEST(MmaMatmul, chains_the_instruction_over_k) {
 // columns (whole tiles of 4 vectors of 16 floats and a ragged last vector),
 // 5 rows (whole tiles and a ragged last one), products that
 // are all zero, products that cancel over a block, products below fp32's
-// smallest normal and blocks of large products of one sign, with and without
-// an input C and promotion.
+// smallest normal, blocks of large products of one sign and a column of
+// zero products after tiny Cs, with and without an input C and promotion.
 
 // The finite values of a narrow type, sorted; a sample rounds to the nearest.
 std::vector<double> finite_values(MmaType t) {
@@ -341,6 +341,12 @@ void expect_matmul_equals_scalar_chain(const MmaInstruction& instr, std::uint64_
   std::vector<double> c_in(m * n);
   for (double& x : c_in) x = src.value(instr.c);
   if (mma_holds(instr.c, -INFINITY)) c_in[2 * n + 30] = -INFINITY;
+  // Column 12 of B zero, so that D there is C through every block; tiny Cs
+  // in it (C 2^(F - E) with F - E past 126: the narrow kernel shifts C's
+  // significand there).
+  for (std::size_t t = 0; t < k; ++t) b[t * n + 12] = 0.0f;
+  for (const auto& [row, x] : {std::pair{0, 0x1.fffffep-110}, {1, -0x1.800002p-118}, {2, 0x1p-149}, {3, 0x1.234566p-127}})
+    if (mma_holds(instr.c, x)) c_in[static_cast<std::size_t>(row) * n + 12] = x;
   for (int promote : {0, 2 * instr.k})
     for (bool with_c : {false, true}) {
       MatmulOptions o;
