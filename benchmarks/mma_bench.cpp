@@ -11,7 +11,8 @@
 //   build/release/benchmarks/mma_bench                      # 256^3, every preset
 //   build/release/benchmarks/mma_bench --sizes=256,1024     # and 1024^3
 //   build/release/benchmarks/mma_bench --benchmark_filter=cdna3 --threads=2
-//   (--warmup=S: seconds of fp32 GEMM before the first timing, 30 unless given)
+//   (--warmup=S: seconds of fp32 GEMM before the first timing, 30 unless given;
+//   --repeats=N: each preset's rate the median of N runs, 1 unless given)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -66,6 +67,7 @@ std::vector<float> operand(k::MmaType t, std::size_t count, std::uint32_t seed) 
 
 unsigned g_threads = 1;
 double g_warmup = 30;  // seconds of fp32 GEMM before any timing
+int g_repeats = 1;     // runs per preset, the median reported
 
 // Load on the core before the first timing, so that the presets timed first
 // and last meet the same clock.
@@ -187,6 +189,12 @@ int main(int argc, char** argv) {
       }
     } else if (std::strncmp(argv[a], "--warmup=", 9) == 0) {
       g_warmup = std::strtod(argv[a] + 9, nullptr);
+    } else if (std::strncmp(argv[a], "--repeats=", 10) == 0) {
+      g_repeats = std::atoi(argv[a] + 10);
+      if (g_repeats < 1) {
+        std::fprintf(stderr, "mma_bench: --repeats takes a count of 1 or more\n");
+        return 2;
+      }
     } else if (std::strncmp(argv[a], "--threads=", 10) == 0) {
       g_threads = static_cast<unsigned>(std::strtoul(argv[a] + 10, nullptr, 10));
     } else {
@@ -200,10 +208,12 @@ int main(int argc, char** argv) {
         ->UseRealTime()
         ->Repetitions(5)
         ->ReportAggregatesOnly();
-    for (const k::MmaInstruction& i : k::mma_instructions())
-      benchmark::RegisterBenchmark(preset_run(i, n).c_str(), BM_preset, &i, n)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+    for (const k::MmaInstruction& i : k::mma_instructions()) {
+      auto* b = benchmark::RegisterBenchmark(preset_run(i, n).c_str(), BM_preset, &i, n)
+                    ->Unit(benchmark::kMillisecond)
+                    ->UseRealTime();
+      if (g_repeats > 1) b->Repetitions(g_repeats)->ReportAggregatesOnly();
+    }
     benchmark::RegisterBenchmark((fp32_run(n) + "/after").c_str(), BM_fp32, n)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()

@@ -2,13 +2,14 @@
 """docs/mma-speed.md: every matrix-unit preset against lplab's fp32 GEMM.
 
 Runs benchmarks/mma_bench twice on this machine -- the best SIMD target at
-256^3 and 1024^3, and LPLAB_SIMD_TARGET=AVX2 at 256^3 -- and writes the table
+256^3 and 1024^3, and LPLAB_SIMD_TARGET=AVX2 at 256^3, each preset's rate the
+median of 3 runs (single runs strayed by up to 40% on a shared VM) -- and writes the table
 of all presets (rate and ratio per run, each preset's model) with a summary by
 algorithm, counting the presets at 0.1x or more. The ratios are mma_bench's:
 each to the fp32 GEMM of the same size in the same run.
 
   python3 scripts/mma-speed-table.py [--bench build/release/benchmarks/mma_bench]
-                                     [--out docs/mma-speed.md] [--min-time 0.3]
+                                     [--out docs/mma-speed.md] [--min-time 0.15]
 """
 import argparse
 import collections
@@ -23,7 +24,7 @@ def run(bench, sizes, target, min_time):
     env = dict(os.environ)
     if target:
         env["LPLAB_SIMD_TARGET"] = target
-    cmd = [bench, f"--sizes={sizes}", "--warmup=5", f"--benchmark_min_time={min_time}"]
+    cmd = [bench, f"--sizes={sizes}", "--warmup=5", "--repeats=3", f"--benchmark_min_time={min_time}"]
     print("running:", (f"LPLAB_SIMD_TARGET={target} " if target else "") + " ".join(cmd), file=sys.stderr)
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
     return parse(out)
@@ -51,7 +52,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default="build/release/benchmarks/mma_bench")
     ap.add_argument("--out", default="docs/mma-speed.md")
-    ap.add_argument("--min-time", default="0.3")
+    ap.add_argument("--min-time", default="0.15")
     a = ap.parse_args()
     best = run(a.bench, "256,1024", None, a.min_time)
     avx2 = run(a.bench, "256", "AVX2", a.min_time)
@@ -59,8 +60,8 @@ def main():
     cols = [(f"{t} 256³", best, 0), (f"{t} 1024³", best, 1), ("AVX2 256³", avx2, 0)]
     lines = [
         "# Every matrix-unit preset against lplab's fp32 GEMM",
-        f"`python3 scripts/mma-speed-table.py` ({datetime.date.today()}): `mma_bench --sizes=256,1024` on {t} and",
-        f"`LPLAB_SIMD_TARGET=AVX2 mma_bench --sizes=256`, one thread, on `{best['cpu']}`.",
+        f"`python3 scripts/mma-speed-table.py` ({datetime.date.today()}): `mma_bench --sizes=256,1024 --repeats=3` on {t} and",
+        f"`LPLAB_SIMD_TARGET=AVX2 mma_bench --sizes=256 --repeats=3`, one thread, on `{best['cpu']}`; each rate the median of 3 runs.",
         "Each preset is a matmul (`Accumulator::instruction`) of N(0,1) operands rounded to the instruction's",
         "operand types (block-scaled: scales 2^-8 .. 2^8, or E4M3 values); the ratio is to lplab's fp32 GEMM",
         "(`Accumulator::fp32`, 64-byte-aligned operands) of the same size in the same run, the faster of its",
