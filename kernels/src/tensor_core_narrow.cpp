@@ -414,7 +414,8 @@ HWY_ATTR void NarrowRows(const TensorCoreModel& model, std::size_t m, std::size_
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<float> df;
   const std::size_t N = hn::Lanes(df);
-  // 2 rows x 4 vectors where there are 32 registers (AVX-512), 2 x 2 with 16.
+  // 4 rows x 2 vectors where there are 32 registers (AVX-512: each vector of
+  // B serves 4 rows), 2 x 2 with 16.
   constexpr std::size_t kR = HWY_TARGET == HWY_AVX3 ? 4 : 2, kV = 2;
   std::vector<unsigned char> col_special(ldb / N, 0);
   for (std::size_t j = 0; j < ldb; ++j) col_special[j / N] |= col_flags[j];
