@@ -10,6 +10,11 @@ each to the fp32 GEMM of the same size in the same run.
 
   python3 scripts/mma-speed-table.py [--bench build/release/benchmarks/mma_bench]
                                      [--out docs/mma-speed.md] [--min-time 0.15]
+
+Bad arguments (an --out that is a directory, in no writable directory, or the
+bench itself; a --bench that is not an executable file; a --min-time that is
+not a number) get one line and exit 1 before any timing; a failed write
+leaves the old table and exits 1.
 """
 import argparse
 import collections
@@ -54,6 +59,19 @@ def main():
     ap.add_argument("--out", default="docs/mma-speed.md")
     ap.add_argument("--min-time", default="0.15")
     a = ap.parse_args()
+    # Refused before any timing (the runs take about 20 minutes): an output
+    # that is a directory, lies in no writable directory, or is the bench.
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    if os.path.isdir(a.out) or not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK):
+        sys.exit(f"mma-speed-table: --out {a.out}: not a file in a writable directory")
+    if os.path.exists(a.out) and os.path.samefile(a.out, a.bench):
+        sys.exit(f"mma-speed-table: --out {a.out} is the benchmark itself")
+    if not (os.path.isfile(a.bench) and os.access(a.bench, os.X_OK)):
+        sys.exit(f"mma-speed-table: --bench {a.bench}: not an executable file")
+    try:
+        float(a.min_time)
+    except ValueError:
+        sys.exit(f"mma-speed-table: --min-time {a.min_time}: not a number of seconds")
     best = run(a.bench, "256,1024", None, a.min_time)
     avx2 = run(a.bench, "256", "AVX2", a.min_time)
     t = best["target"]
@@ -104,9 +122,14 @@ def main():
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {model} |")
     text = "\n".join(lines) + "\n"
     tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, a.out)
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, a.out)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        sys.exit(f"mma-speed-table: --out {a.out}: {e.strerror}")
     print(f"wrote {a.out}: {len(best['rows'])} presets; at >= 0.1x: " +
           ", ".join(f"{c} {n}" for (c, _, _), n in zip(cols, totals)), file=sys.stderr)
 
