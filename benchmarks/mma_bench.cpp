@@ -170,6 +170,13 @@ void summary(const std::vector<std::size_t>& sizes) {
   for (const auto& [alg, w] : worst) std::printf("%-20s %8d %14.4f\n", alg.c_str(), w.second, w.first);
 }
 
+// The whole decimal number `text` (digits only, below 10^9), else -1.
+long whole_number(const char* text) {
+  const std::size_t digits = std::strspn(text, "0123456789");
+  if (digits == 0 || digits > 9 || text[digits] != '\0') return -1;
+  return std::strtol(text, nullptr, 10);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,25 +185,39 @@ int main(int argc, char** argv) {
   for (int a = 0; a < argc; ++a) {
     if (std::strncmp(argv[a], "--sizes=", 8) == 0) {
       sizes.clear();
-      for (const char* s = argv[a] + 8; *s;) {
-        char* end = nullptr;
-        sizes.push_back(std::strtoul(s, &end, 10));
-        s = *end == ',' ? end + 1 : end;
-        if (sizes.back() == 0 || sizes.back() % 128 != 0) {
+      const std::string list = argv[a] + 8;
+      for (std::size_t from = 0; from <= list.size();) {
+        const std::size_t to = std::min(list.find(',', from), list.size());
+        const long n = whole_number(list.substr(from, to - from).c_str());
+        from = to + 1;
+        if (n <= 0 || n % 128 != 0) {
           std::fprintf(stderr, "mma_bench: --sizes takes multiples of 128, e.g. --sizes=256,1024\n");
           return 2;
         }
+        sizes.push_back(static_cast<std::size_t>(n));
       }
     } else if (std::strncmp(argv[a], "--warmup=", 9) == 0) {
-      g_warmup = std::strtod(argv[a] + 9, nullptr);
-    } else if (std::strncmp(argv[a], "--repeats=", 10) == 0) {
-      g_repeats = std::atoi(argv[a] + 10);
-      if (g_repeats < 1) {
-        std::fprintf(stderr, "mma_bench: --repeats takes a count of 1 or more\n");
+      char* end = nullptr;
+      const char* text = argv[a] + 9;
+      g_warmup = std::strtod(text, &end);
+      if (end == text || *end != '\0' || !(g_warmup >= 0 && g_warmup <= 3600)) {
+        std::fprintf(stderr, "mma_bench: --warmup takes seconds from 0 to 3600, e.g. --warmup=30\n");
         return 2;
       }
+    } else if (std::strncmp(argv[a], "--repeats=", 10) == 0) {
+      const long n = whole_number(argv[a] + 10);
+      if (n < 1 || n > 1000) {
+        std::fprintf(stderr, "mma_bench: --repeats takes a count from 1 to 1000, e.g. --repeats=3\n");
+        return 2;
+      }
+      g_repeats = static_cast<int>(n);
     } else if (std::strncmp(argv[a], "--threads=", 10) == 0) {
-      g_threads = static_cast<unsigned>(std::strtoul(argv[a] + 10, nullptr, 10));
+      const long n = whole_number(argv[a] + 10);
+      if (n < 0 || n > 1024) {
+        std::fprintf(stderr, "mma_bench: --threads takes a count from 0 (every core) to 1024, e.g. --threads=2\n");
+        return 2;
+      }
+      g_threads = static_cast<unsigned>(n);
     } else {
       args.push_back(argv[a]);
     }

@@ -130,6 +130,21 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   // Logical shifts of int32 lanes (t below may be 2^31).
   auto shl = [&](VI x, VI n) HWY_ATTR { return hn::BitCast(di, hn::Shl(hn::BitCast(du, x), hn::BitCast(du, n))); };
   auto shr = [&](VI x, VI n) HWY_ATTR { return hn::BitCast(di, hn::Shr(hn::BitCast(du, x), hn::BitCast(du, n))); };
+  // floor(log2 a) of a >= 0: the exponent of a's conversion (to nearest: it
+  // may round up to the next power of two, where a >> e is 0); -1 for 0.
+  auto floor_log2 = [&](VI a) HWY_ATTR {
+    const VI e = hn::Min(hn::Max(exponent_f(hn::ConvertTo(df, a)), hn::Zero(di)), lo31);
+    return hn::IfThenElse(hn::Eq(shr(a, e), hn::Zero(di)), hn::Sub(e, one), e);
+  };
+  // p as p1 + p2, each clamped to [-126, 127] so that 2^p1 and 2^p2 are
+  // normal floats (pow2f): x 2^p as x 2^p1 2^p2 where |p| <= 253.
+  struct Split {
+    VI p1, p2;
+  };
+  auto split = [&](VI p) HWY_ATTR {
+    const VI p1 = hn::Min(hn::Max(p, hn::Set(di, -126)), hn::Set(di, 127));
+    return Split{p1, hn::Min(hn::Max(hn::Sub(p, p1), hn::Set(di, -126)), hn::Set(di, 127))};
+  };
   // C's term: C times 2^(F - e_full), truncated toward zero, as an int32
   // (|term| < 2^(F + 1)). C is mag 2^(max(field, 1) - 150), mag its 24-bit
   // significand; e_full >= C's exponent, so the shift left is at most
@@ -179,17 +194,13 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       x = hn::BitCast(df, hn::Or(hn::BitCast(di, x), lost));
 #else
       const VI a = hn::Abs(S);
-      const VI e_conv = hn::Min(hn::Max(exponent_f(hn::ConvertTo(df, a)), hn::Zero(di)), lo31);
-      const VI lead = hn::IfThenElse(hn::Eq(shr(a, e_conv), hn::Zero(di)), hn::Sub(e_conv, one), e_conv);
-      const VI g = hn::Max(hn::Sub(lead, hn::Set(di, 23)), hn::Zero(di));
+      const VI g = hn::Max(hn::Sub(floor_log2(a), hn::Set(di, 23)), hn::Zero(di));
       const VI t = shl(shr(a, g), g);
       const VI odd = hn::Or(t, hn::IfThenElseZero(hn::Ne(t, a), shl(one, g)));
       const VF x = hn::ConvertTo(df, hn::IfThenElse(hn::Lt(S, hn::Zero(di)), hn::Neg(odd), odd));  // 24 bits: exact
 #endif
-      const VI p = hn::Sub(e_full, hn::Set(di, F));
-      const VI p1 = hn::Min(hn::Max(p, hn::Set(di, -126)), hn::Set(di, 127));
-      const VI rest = hn::Min(hn::Max(hn::Sub(p, p1), hn::Set(di, -126)), hn::Set(di, 127));
-      const VF v = hn::Mul(hn::Mul(x, pow2f(p1)), pow2f(rest));
+      const Split p = split(hn::Sub(e_full, hn::Set(di, F)));
+      const VF v = hn::Mul(hn::Mul(x, pow2f(p.p1)), pow2f(p.p2));
 #if HWY_TARGET == HWY_AVX3
       const VF h{_mm512_cvtph_ps(_mm512_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))};
 #else
@@ -208,22 +219,16 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       // an overflow (x 2^127 times 2 or more is 2^128 or more): 2^128 and
       // beyond an infinity, as step 4's. E8M13 then clears 10 more bits.
       const VF x{_mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-      const VI p = hn::Sub(e_full, hn::Set(di, F));
-      const VI p1 = hn::Min(hn::Max(p, hn::Set(di, -126)), hn::Set(di, 127));
-      const VI rest = hn::Min(hn::Max(hn::Sub(p, p1), hn::Set(di, -126)), hn::Set(di, 127));
-      const VF r1 = hn::Mul(x, pow2f(p1));
-      VF r{_mm512_mul_round_ps(r1.raw, pow2f(hn::Min(rest, hn::Zero(di))).raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-      r = hn::Mul(r, pow2f(hn::Max(rest, hn::Zero(di))));
+      const Split p = split(hn::Sub(e_full, hn::Set(di, F)));
+      const VF r1 = hn::Mul(x, pow2f(p.p1));
+      VF r{_mm512_mul_round_ps(r1.raw, pow2f(hn::Min(p.p2, hn::Zero(di))).raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+      r = hn::Mul(r, pow2f(hn::Max(p.p2, hn::Zero(di))));
       if (R == 14) r = hn::BitCast(df, hn::And(hn::BitCast(di, r), hn::Set(di, ~0x3FF)));
       return r;
     }
 #endif
     const VI a = hn::Abs(S);
-    // floor(log2 a): the exponent of a's conversion (to nearest: it may
-    // round up to the next power of two, where a >> e is 0); -1 for 0.
-    const VI e_conv = hn::Min(hn::Max(exponent_f(hn::ConvertTo(df, a)), hn::Zero(di)), lo31);
-    const VI lead = hn::IfThenElse(hn::Eq(shr(a, e_conv), hn::Zero(di)), hn::Sub(e_conv, one), e_conv);
-    const VI g = hn::Sub(hn::Max(lead, hn::Sub(hn::Set(di, model.emin_out + F), e_full)), hn::Set(di, R - 1));
+    const VI g = hn::Sub(hn::Max(floor_log2(a), hn::Sub(hn::Set(di, model.emin_out + F), e_full)), hn::Set(di, R - 1));
     const VI gc = hn::Min(hn::Max(g, hn::Zero(di)), lo31);
     const VI kept = shr(a, gc);
     VI t;
@@ -244,10 +249,8 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     const VI half_once = hn::Min(gc, one);
     const VI th = shr(t, half_once);
     const VF f = hn::ConvertTo(df, hn::IfThenElse(hn::Lt(S, hn::Zero(di)), hn::Neg(th), th));
-    const VI p = hn::Add(hn::Sub(e_full, hn::Set(di, F)), half_once);
-    const VI p1 = hn::Min(hn::Max(p, hn::Set(di, -126)), hn::Set(di, 127));
-    const VI p2 = hn::Min(hn::Max(hn::Sub(p, p1), hn::Set(di, -126)), hn::Set(di, 127));
-    VF r = hn::Mul(hn::Mul(f, pow2f(p1)), pow2f(p2));
+    const Split p = split(hn::Add(hn::Sub(e_full, hn::Set(di, F)), half_once));
+    VF r = hn::Mul(hn::Mul(f, pow2f(p.p1)), pow2f(p.p2));
     if (model.emax_out < 128)
       r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_f), hn::Or(inf_f, hn::And(r, hn::SignBit(df))), r);
     return r;
