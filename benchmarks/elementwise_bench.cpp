@@ -4,7 +4,7 @@
 //  - lplab's scalar path: a loop of scalar conversions around the same op
 //    (lplab::convert, the core every fast path equals bit for bit);
 //  - for transposed inputs, the bare transposing copy of the same bytes
-//    (the engine's tile walk, 16-byte blocks transposed in registers);
+//    (the engine's tile walk and streamed lines, no conversion);
 // for relu, scale and add in float, bf16, fp16, E4M3 and E5M2, on a
 // contiguous and a transposed input, on every SIMD target this CPU runs (one
 // thread), and on every core (threads = 0, best target). A table at the end
@@ -14,10 +14,13 @@
 //   build/release/benchmarks/elementwise_bench --benchmark_min_time=0.3
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -57,13 +60,15 @@ void BM_memcpy(benchmark::State& state, std::size_t n) {
 }
 
 #if defined(__x86_64__)
-// The bare transposing copy y = x^T of a 4096 x 4096 matrix of Code: the
-// engine's tile walk (64 x 64 tiles in bands of 1024 columns) with 16-byte
-// blocks transposed in registers by unpacking (SSE2), no conversion: the
-// bound of a transposed view's traffic on this machine.
+// The bare transposing copy y = x^T of a 4096 x 4096 matrix of Code as the
+// engine walks a transposed input (strided_walk.h): tiles one cache line of
+// y wide and 16 KiB of codes tall, the next tile's lines of x prefetched,
+// 16-byte blocks transposed in registers by unpacking (SSE2) into a buffer,
+// whose rows are y's lines, written whole by streaming stores; no
+// conversion: the bound of a transposed view's traffic on this machine.
 template <class Code>
 void transpose_bare(const Code* x, Code* y) {
-  constexpr std::size_t L = 16 / sizeof(Code);
+  constexpr std::size_t L = 16 / sizeof(Code), kTc = 64 / sizeof(Code), kTr = 16384 / 64;
   auto lo = [](__m128i a, __m128i b) {
     if constexpr (sizeof(Code) == 1) return _mm_unpacklo_epi8(a, b);
     else if constexpr (sizeof(Code) == 2) return _mm_unpacklo_epi16(a, b);
@@ -74,11 +79,21 @@ void transpose_bare(const Code* x, Code* y) {
     else if constexpr (sizeof(Code) == 2) return _mm_unpackhi_epi16(a, b);
     else return _mm_unpackhi_epi32(a, b);
   };
-  for (std::size_t band = 0; band < kCols; band += 1024)
-    for (std::size_t r0 = 0; r0 < kRows; r0 += 64)
-      for (std::size_t c0 = band; c0 < band + 1024; c0 += 64)
-        for (std::size_t c = c0; c < c0 + 64; c += L)
-          for (std::size_t r = r0; r < r0 + 64; r += L) {
+  // x's lines of the tile at (r0, c0): kTc columns of x^T (rows of x), kTr codes of each.
+  auto prefetch_tile = [&](std::size_t r0, std::size_t c0) {
+    for (std::size_t c = c0; c < c0 + kTc; ++c)
+      for (std::size_t r = r0; r < r0 + kTr; r += 64 / sizeof(Code))
+        _mm_prefetch(reinterpret_cast<const char*>(x + c * kRows + r), _MM_HINT_T0);
+  };
+  // Bands of 16 tile columns, walked row of tiles by row of tiles.
+  for (std::size_t band = 0; band < kCols; band += 16 * kTc)
+    for (std::size_t r0 = 0; r0 < kRows; r0 += kTr)
+      for (std::size_t c0 = band; c0 < band + 16 * kTc; c0 += kTc) {
+        if (c0 + kTc < band + 16 * kTc) prefetch_tile(r0, c0 + kTc);
+        else if (r0 + kTr < kRows) prefetch_tile(r0 + kTr, band);
+        alignas(64) Code tile[kTr * kTc];
+        for (std::size_t c = c0; c < c0 + kTc; c += L)
+          for (std::size_t r = r0; r < r0 + kTr; r += L) {
             __m128i v[L], t[L];
             for (std::size_t k = 0; k < L; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + (c + k) * kRows + r));
             for (std::size_t round = 1; round < L; round *= 2) {
@@ -88,17 +103,28 @@ void transpose_bare(const Code* x, Code* y) {
               }
               for (std::size_t k = 0; k < L; ++k) v[k] = t[k];
             }
-            for (std::size_t k = 0; k < L; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(y + (r + k) * kCols + c), v[k]);
+            for (std::size_t k = 0; k < L; ++k) _mm_store_si128(reinterpret_cast<__m128i*>(tile + (r - r0 + k) * kTc + (c - c0)), v[k]);
           }
+        // Each row of the tile one line of y, written whole.
+        for (std::size_t r = 0; r < kTr; ++r)
+          for (std::size_t b = 0; b < 64; b += 16)
+            _mm_stream_si128(reinterpret_cast<__m128i*>(reinterpret_cast<char*>(y + (r0 + r) * kCols + c0) + b),
+                             _mm_load_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const char*>(tile + r * kTc) + b)));
+      }
+  _mm_sfence();
 }
 
 template <class Code>
 void BM_transpose(benchmark::State& state) {
   const std::size_t n = kRows * kCols;
-  std::vector<Code> x(n, 1), y(n);
+  std::vector<Code> x(n, 1);
+  // Streamed lines: y 64-byte aligned.
+  const std::unique_ptr<Code, decltype(&std::free)> y(static_cast<Code*>(std::aligned_alloc(64, n * sizeof(Code))),
+                                                      &std::free);
+  std::fill(y.get(), y.get() + n, Code{});
   for (auto _ : state) {
-    transpose_bare(x.data(), y.data());
-    benchmark::DoNotOptimize(y.data());
+    transpose_bare(x.data(), y.get());
+    benchmark::DoNotOptimize(y.get());
     benchmark::ClobberMemory();
   }
   bytes(state, 2.0 * static_cast<double>(n * sizeof(Code)));
@@ -184,7 +210,7 @@ void summary() {
   std::printf("\nCPU: %s; %u hardware threads; 4096 x 4096 elements; rates in GB/s moved (read + written)\n",
               lplab::kernels::cpu_model().c_str(), std::thread::hardware_concurrency());
   const std::size_t sizes[] = {4, 2, 2, 1, 1};
-  std::printf("the bare transposing copy (16-byte blocks in registers), against memcpy of the same bytes:\n");
+  std::printf("the bare transposing copy (the engine's walk, no conversion), against memcpy of the same bytes:\n");
   for (std::size_t size : {4, 2, 1}) {
     const double copy = rate("memcpy/" + std::to_string(kRows * kCols * size)),
                  t = rate("transpose/" + std::to_string(size));

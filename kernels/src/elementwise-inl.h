@@ -128,34 +128,67 @@ HWY_ATTR void LookupPairs(const std::uint32_t* HWY_RESTRICT table, const std::ui
   for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(table[a[i] | b[i] << 8]);
 }
 
-// dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols
-// (strides in elements): a transposing copy, in blocks of 16 bytes by as many
-// rows, each transposed in registers by log2(rows) rounds of interleaving
+#if HWY_TARGET != HWY_SCALAR
+// Stores each 16-byte block b of v at dst + b * step (step in elements).
+template <class D, class T>
+HWY_ATTR HWY_INLINE void StoreBlocks(D d, hn::Vec<D> v, T* dst, std::ptrdiff_t step) {
+  if constexpr (hn::MaxLanes(D()) * sizeof(T) <= 16) {
+    hn::StoreU(v, d, dst);
+  } else {
+    const hn::Half<D> dh;
+    constexpr auto kLowerBlocks = static_cast<std::ptrdiff_t>(hn::MaxLanes(hn::Half<D>()) * sizeof(T) / 16);
+    StoreBlocks(dh, hn::LowerHalf(dh, v), dst, step);
+    StoreBlocks(dh, hn::UpperHalf(dh, v), dst + kLowerBlocks * step, step);
+  }
+}
+
+// The transpose of L = 16 / sizeof(T) rows of a vector each: in each 16-byte
+// block of the vectors an L x L transpose, by log2(L) rounds of interleaving
 // row i with row i + L/2 (a perfect shuffle: each round rotates the bits of
-// (row, column) by one, so that log2(L) rounds swap them).
+// (row, column) by one, so that log2(L) rounds swap them; Highway's
+// interleaves work within 16-byte blocks). Register k's block b then holds
+// column b * L + k, stored as dst's row b * L + k.
+template <class D, class T>
+HWY_ATTR HWY_INLINE void TransposeBlocks(D d, const T* src, std::ptrdiff_t src_stride, T* dst,
+                                         std::ptrdiff_t dst_stride) {
+  constexpr std::size_t L = 16 / sizeof(T);
+  using V = hn::Vec<D>;
+  V v[L], t[L];
+  for (std::size_t k = 0; k < L; ++k) v[k] = hn::LoadU(d, src + static_cast<std::ptrdiff_t>(k) * src_stride);
+  for (std::size_t round = 1; round < L; round *= 2) {
+    for (std::size_t k = 0; k < L / 2; ++k) {
+      t[2 * k] = hn::InterleaveLower(d, v[k], v[k + L / 2]);
+      t[2 * k + 1] = hn::InterleaveUpper(d, v[k], v[k + L / 2]);
+    }
+    for (std::size_t k = 0; k < L; ++k) v[k] = t[k];
+  }
+  for (std::size_t k = 0; k < L; ++k)
+    StoreBlocks(d, v[k], dst + static_cast<std::ptrdiff_t>(k) * dst_stride, static_cast<std::ptrdiff_t>(L) * dst_stride);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// dst[j * dst_stride + i] = src[i * src_stride + j] for i < rows, j < cols
+// (strides in elements): a transposing copy, L = 16 / sizeof(T) rows at a
+// time, a whole vector of each (a line of a transposed operand's column on
+// AVX-512) as TransposeBlocks, the columns short of a vector a 16-byte block
+// at a time, the rest one element at a time.
 template <class T>
 HWY_ATTR void TransposeAs(const T* src, std::ptrdiff_t src_stride, T* dst, std::ptrdiff_t dst_stride,
                           std::size_t rows, std::size_t cols) {
   auto one = [&](std::size_t i, std::size_t j) { dst[static_cast<std::ptrdiff_t>(j) * dst_stride + static_cast<std::ptrdiff_t>(i)] = src[static_cast<std::ptrdiff_t>(i) * src_stride + static_cast<std::ptrdiff_t>(j)]; };
   std::size_t i0 = 0;
 #if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<T> dv;
   const hn::Full128<T> d;
   constexpr std::size_t L = 16 / sizeof(T);
-  using V = hn::Vec<decltype(d)>;
+  const std::size_t W = hn::Lanes(dv);
   for (; i0 + L <= rows; i0 += L) {
+    const T* from = src + static_cast<std::ptrdiff_t>(i0) * src_stride;
     std::size_t j0 = 0;
-    for (; j0 + L <= cols; j0 += L) {
-      V v[L], t[L];
-      for (std::size_t k = 0; k < L; ++k) v[k] = hn::LoadU(d, src + static_cast<std::ptrdiff_t>(i0 + k) * src_stride + static_cast<std::ptrdiff_t>(j0));
-      for (std::size_t round = 1; round < L; round *= 2) {
-        for (std::size_t k = 0; k < L / 2; ++k) {
-          t[2 * k] = hn::InterleaveLower(d, v[k], v[k + L / 2]);
-          t[2 * k + 1] = hn::InterleaveUpper(d, v[k], v[k + L / 2]);
-        }
-        for (std::size_t k = 0; k < L; ++k) v[k] = t[k];
-      }
-      for (std::size_t k = 0; k < L; ++k) hn::StoreU(v[k], d, dst + static_cast<std::ptrdiff_t>(j0 + k) * dst_stride + static_cast<std::ptrdiff_t>(i0));
-    }
+    for (; j0 + W <= cols; j0 += W)
+      TransposeBlocks(dv, from + j0, src_stride, dst + static_cast<std::ptrdiff_t>(j0) * dst_stride + static_cast<std::ptrdiff_t>(i0), dst_stride);
+    for (; j0 + L <= cols; j0 += L)
+      TransposeBlocks(d, from + j0, src_stride, dst + static_cast<std::ptrdiff_t>(j0) * dst_stride + static_cast<std::ptrdiff_t>(i0), dst_stride);
     for (std::size_t i = i0; i < i0 + L; ++i)
       for (std::size_t j = j0; j < cols; ++j) one(i, j);
   }

@@ -147,9 +147,13 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
     });
     if (done == n) return;
   }
-  Walker walk({&y.layout, &x.layout}, done);
-  walk.set_data({{y.data, element_bytes(y.format)}, {x.data, element_bytes(x.format)}});
   const std::size_t out_bytes = element_bytes(y.format);
+  // The walk of items of at most `chunk` elements (kChunk where buffers hold
+  // floats; code_chunk where they hold codes alone).
+  auto walker = [&](std::size_t chunk) {
+    return Walker({{&y.layout, y.data, out_bytes}, {&x.layout, x.data, element_bytes(x.format)}}, done, chunk);
+  };
+  const std::size_t codes_chunk = code_chunk(std::max(out_bytes, element_bytes(x.format)));
   // A one-byte input under a rounding that draws nothing: y is a function of
   // x's code alone, so the engine below computes it once for each of the 256
   // codes and every element is a lookup in that table.
@@ -163,7 +167,7 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
     map_unary(chain, {x.format, every_code.data(), all}, {y.format, table.data(), all}, one);
     // (Chosen on the calling thread, whose target the workers run.)
     const auto lookup = detail::avx512_vbmi_active() ? &detail::lookup_bytes_vbmi : LPLAB_DISPATCH(LookupBytes);
-    for_item_codes(walk, n - done, o.threads, y, {&x}, [&](const auto& in, void* out, std::size_t count) {
+    for_item_codes(walker(codes_chunk), n - done, o.threads, y, {&x}, [&](const auto& in, void* out, std::size_t count) {
       const auto* codes = static_cast<const std::uint8_t*>(in[0]);
       switch (out_bytes) {
         case 1: lookup(table.data(), codes, static_cast<std::uint8_t*>(out), count); break;
@@ -180,7 +184,7 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
                 .a = nullptr, .b = nullptr, .out = nullptr, .n = 0, .overflow = o.overflow,
                 .float_arithmetic_exact = float_arithmetic_exact()};
     if (fused_elementwise(y.format, f)) {
-      for_item_codes(walk, n - done, o.threads, y, {&x}, [&](const auto& in, void* out, std::size_t count) {
+      for_item_codes(walker(codes_chunk), n - done, o.threads, y, {&x}, [&](const auto& in, void* out, std::size_t count) {
         FusedArgs g = f;
         g.a = in[0];
         g.out = out;
@@ -196,7 +200,7 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
     std::vector<unsigned char> codes = std::vector<unsigned char>(kChunk * 4), scratch = codes;
   };
   const std::size_t last = chain.empty() ? 0 : chain.size() - 1;
-  for_items(walk, n - done, o.threads, [] { return State{}; }, [&](const Item& it, State& st) {
+  for_items(walker(kChunk), n - done, o.threads, [] { return State{}; }, [&](const Item& it, State& st) {
     read_item(x, 1, it, st.buf.data(), st.codes);
     if (o.compute == Compute::fp64) {
       for (std::size_t i = 0; i < it.count(); ++i) {
@@ -212,7 +216,7 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
       if (o.compute == Compute::per_op && s + 1 < chain.size())
         round_through(y.format, st.buf.data(), it, o, s, st.scratch);
     }
-    write_item(y, it, st.buf.data(), o, last, st.codes);
+    write_item(y, it, st.buf.data(), o, last, st.codes, !chain.empty());
   });
 }
 
@@ -248,12 +252,19 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
     });
     if (done == n) return;
   }
-  Walker walk({&y.layout, &a.layout, &b.layout}, done);
-  walk.set_data({{y.data, element_bytes(y.format)}, {a.data, element_bytes(a.format)}, {b.data, element_bytes(b.format)}});
+  const std::size_t out_bytes = element_bytes(y.format);
+  // The walk of items of at most `chunk` elements (map_unary's).
+  auto walker = [&](std::size_t chunk) {
+    return Walker({{&y.layout, y.data, out_bytes},
+                   {&a.layout, a.data, element_bytes(a.format)},
+                   {&b.layout, b.data, element_bytes(b.format)}},
+                  done, chunk);
+  };
+  const std::size_t codes_chunk =
+      code_chunk(std::max({out_bytes, element_bytes(a.format), element_bytes(b.format)}));
   // Two one-byte inputs under a rounding that draws nothing: y is a function
   // of the pair of codes, so the engine below computes all 65,536 pairs once
   // and every element is a lookup (a gather) in that table.
-  const std::size_t out_bytes = element_bytes(y.format);
   if (element_bytes(a.format) == 1 && element_bytes(b.format) == 1 && o.round != Round::stochastic &&
       n - done >= kPairTableFrom) {
     std::vector<std::uint8_t> first(65536), second(65536);
@@ -270,7 +281,7 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
     std::vector<std::uint32_t> wide(out_bytes == 1 ? 65536 : 0);
     std::copy(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(wide.size()), wide.begin());
     const auto lookup = LPLAB_DISPATCH(LookupPairs);
-    for_item_codes(walk, n - done, o.threads, y, {&a, &b}, [&](const auto& in, void* out, std::size_t count) {
+    for_item_codes(walker(codes_chunk), n - done, o.threads, y, {&a, &b}, [&](const auto& in, void* out, std::size_t count) {
       const auto* ca = static_cast<const std::uint8_t*>(in[0]);
       const auto* cb = static_cast<const std::uint8_t*>(in[1]);
       switch (out_bytes) {
@@ -287,7 +298,7 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
                 .b = nullptr, .out = nullptr, .n = 0, .overflow = o.overflow,
                 .float_arithmetic_exact = float_arithmetic_exact()};
     if (fused_elementwise(y.format, f)) {
-      for_item_codes(walk, n - done, o.threads, y, {&a, &b}, [&](const auto& in, void* out, std::size_t count) {
+      for_item_codes(walker(codes_chunk), n - done, o.threads, y, {&a, &b}, [&](const auto& in, void* out, std::size_t count) {
         FusedArgs g = f;
         g.a = in[0];
         g.b = in[1];
@@ -303,7 +314,7 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
     std::vector<double> dbuf = std::vector<double>(kChunk);
     std::vector<unsigned char> codes = std::vector<unsigned char>(kChunk * 4);
   };
-  for_items(walk, n - done, o.threads, [] { return State{}; }, [&](const Item& it, State& st) {
+  for_items(walker(kChunk), n - done, o.threads, [] { return State{}; }, [&](const Item& it, State& st) {
     read_item(a, 1, it, st.fa.data(), st.codes);
     read_item(b, 2, it, st.fb.data(), st.codes);
     if (o.compute == Compute::fp64) {
@@ -312,7 +323,7 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
       return;
     }
     apply(op, alpha, st.fa.data(), st.fb.data(), st.fc.data(), padded(it.count()));
-    write_item(y, it, st.fc.data(), o, 0, st.codes);
+    write_item(y, it, st.fc.data(), o, 0, st.codes, true);
   });
 }
 

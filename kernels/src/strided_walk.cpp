@@ -11,14 +11,19 @@
 
 #include "lplab/kernels/convert.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace lplab::kernels::detail {
 
 void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
 
 namespace {
 
-constexpr std::size_t kTileCols = 64;  // a tile's width where an operand steps through memory along a row (64 rows tall)
-// Tiles per band of a matrix (Walker::item): 1024 columns of 64-wide tiles.
+constexpr std::size_t kTileCols = 64;  // a tile's width where the output steps through memory along a row (64 rows tall)
+// Tiles per band of a matrix (Walker::item): 1024 columns of 64-wide tiles,
+// 256 of line-wide float tiles.
 constexpr std::size_t kBand = 16;
 
 // Copies `count` codes of `bytes` bytes each between strided and contiguous
@@ -56,49 +61,76 @@ void scatter(const void* in, std::size_t bytes, const std::ptrdiff_t* off, std::
   fail("elementwise: elements of " + std::to_string(bytes) + " bytes");
 }
 
-Walker::Walker(std::initializer_list<const Layout*> layouts, std::size_t start) : l_(layouts) {
-  const Layout& y = *l_[0];
+Walker::Walker(std::initializer_list<WalkOperand> operands, std::size_t start, std::size_t chunk)
+    : op_(operands), chunk_(chunk) {
+  const Layout& y = *op_[0].layout;
   n_ = y.numel();
-  linear_ = std::all_of(l_.begin(), l_.end(), [](const Layout* l) { return l->is_contiguous(); });
+  linear_ = std::all_of(op_.begin(), op_.end(), [](const WalkOperand& o) { return o.layout->is_contiguous(); });
   start_ = linear_ ? start : 0;
   if (linear_ || n_ == 0) {
-    items_ = (n_ - start_ + kChunk - 1) / kChunk;
+    items_ = (n_ - start_ + chunk_ - 1) / chunk_;
     return;
   }
   rank_ = y.rank();
   rows_ = rank_ >= 2 ? y.size(rank_ - 2) : 1;
   cols_ = y.size(rank_ - 1);
-  const bool along_rows = std::all_of(l_.begin(), l_.end(), [&](const Layout* l) {
-    return l->stride(rank_ - 1) == 1 || cols_ == 1;
-  });
-  tile_cols_ = std::min(cols_, along_rows || rows_ == 1 ? kChunk : kTileCols);
-  tile_rows_ = std::max<std::size_t>(1, std::min(rows_, kChunk / tile_cols_));
+  auto along_rows = [&](const WalkOperand& o) { return o.layout->stride(rank_ - 1) == 1 || cols_ == 1; };
+  if (std::all_of(op_.begin(), op_.end(), along_rows) || rows_ == 1) {
+    tile_cols_ = std::min(cols_, chunk_);
+  } else if (along_rows(op_[0])) {
+    // Line-wide tiles (the class comment). Column 0's place in its line is
+    // the same in every row and matrix when every stride of the output is a
+    // whole number of lines; otherwise the lines fall where they may.
+    const std::size_t bytes = op_[0].bytes;
+    tile_cols_ = std::min(cols_, std::max<std::size_t>(1, kLine / bytes));
+    const auto at = reinterpret_cast<std::uintptr_t>(op_[0].data);
+    bool lined = at % bytes == 0;
+    for (std::size_t d = 0; d + 1 < rank_; ++d)
+      lined = lined && (static_cast<std::size_t>(y.stride(d)) * bytes) % kLine == 0;
+    skew_ = lined && tile_cols_ * bytes == kLine ? at % kLine / bytes : 0;
+    streams_ = tile_cols_ * bytes == kLine && n_ * bytes >= kStreamFrom;
+  } else {
+    tile_cols_ = std::min(cols_, kTileCols);
+  }
+  tile_rows_ = std::max<std::size_t>(1, std::min(rows_, chunk_ / tile_cols_));
   tiles_r_ = (rows_ + tile_rows_ - 1) / tile_rows_;
-  tiles_c_ = (cols_ + tile_cols_ - 1) / tile_cols_;
+  tiles_c_ = (skew_ + cols_ + tile_cols_ - 1) / tile_cols_;
   items_ = n_ / (rows_ * cols_) * tiles_r_ * tiles_c_;
 }
 
 void Walker::prefetch(const Item& it) const {
-  for (std::size_t k = 0; k < l_.size(); ++k) {
+  if (it.rows == 1) return;
+  for (std::size_t k = 0; k < op_.size(); ++k) {
     const Block& b = it.at[k];
-    if (it.dense(k) || b.cs <= b.rs || it.rows == 1) continue;
-    const std::size_t step = std::max<std::size_t>(1, 64 / bytes_[k]);
-    const auto* base = static_cast<const char*>(data_[k]);
-    for (std::size_t c = 0; c < it.cols; ++c)
-      for (std::size_t r = 0; r < it.rows; r += step)
-        __builtin_prefetch(base + (b.base + static_cast<std::ptrdiff_t>(c) * b.cs +
-                                   static_cast<std::ptrdiff_t>(r) * b.rs) * static_cast<std::ptrdiff_t>(bytes_[k]));
+    if (it.dense(k)) continue;
+    const std::size_t bytes = op_[k].bytes, step = std::max<std::size_t>(1, kLine / bytes);
+    const auto* base = static_cast<const char*>(op_[k].data);
+    auto ask = [&](std::size_t r, std::size_t c) {
+      __builtin_prefetch(base + (b.base + static_cast<std::ptrdiff_t>(c) * b.cs + static_cast<std::ptrdiff_t>(r) * b.rs) *
+                                    static_cast<std::ptrdiff_t>(bytes));
+    };
+    if (b.cs > b.rs) {  // a transposed view: down each column
+      for (std::size_t c = 0; c < it.cols; ++c)
+        for (std::size_t r = 0; r < it.rows; r += step) ask(r, c);
+    } else if (k > 0 && b.cs == 1 && it.cols * bytes <= 4 * kLine) {
+      // A line-wide tile of a row-major input (its elements up to 4 times
+      // the output's): the lines of each row.
+      for (std::size_t r = 0; r < it.rows; ++r) {
+        for (std::size_t c = 0; c < it.cols; c += step) ask(r, c);
+        ask(r, it.cols - 1);
+      }
+    }
   }
 }
 
 void Walker::item(std::size_t t, Item& it) const {
   if (linear_) {
-    const std::size_t first = start_ + t * kChunk;
+    const std::size_t first = start_ + t * chunk_;
     it.first = first;
     it.rows = 1;
-    it.cols = std::min(kChunk, n_ - first);
+    it.cols = std::min(chunk_, n_ - first);
     it.row_step = it.cols;
-    for (std::size_t k = 0; k < l_.size(); ++k) it.at[k] = {static_cast<std::ptrdiff_t>(first), 0, 1};
+    for (std::size_t k = 0; k < op_.size(); ++k) it.at[k] = {static_cast<std::ptrdiff_t>(first), 0, 1};
     return;
   }
   const std::size_t per_matrix = tiles_r_ * tiles_c_;
@@ -119,13 +151,15 @@ void Walker::item(std::size_t t, Item& it) const {
     tr = in_matrix / width;
     tc = full_bands * kBand + in_matrix % width;
   }
-  const std::size_t r0 = tr * tile_rows_, c0 = tc * tile_cols_;
+  // Tile column tc spans [tc * tile_cols_ - skew_, (tc + 1) * tile_cols_ - skew_) within [0, cols_).
+  const std::size_t r0 = tr * tile_rows_, c0 = tc == 0 ? 0 : tc * tile_cols_ - skew_;
   it.rows = std::min(tile_rows_, rows_ - r0);
-  it.cols = std::min(tile_cols_, cols_ - c0);
+  it.cols = std::min((tc + 1) * tile_cols_ - skew_, cols_) - c0;
   it.row_step = cols_;
   it.first = (outer * rows_ + r0) * cols_ + c0;
-  for (std::size_t k = 0; k < l_.size(); ++k) {
-    const Layout& l = *l_[k];
+  it.stream = streams_;
+  for (std::size_t k = 0; k < op_.size(); ++k) {
+    const Layout& l = *op_[k].layout;
     Block& b = it.at[k];
     b.rs = rank_ >= 2 ? l.stride(rank_ - 2) : 0;
     b.cs = l.stride(rank_ - 1);
@@ -187,6 +221,21 @@ void copy_tile(std::size_t bytes, const Block& b, std::size_t rows, std::size_t 
   fail("elementwise: elements of " + std::to_string(bytes) + " bytes");
 }
 
+// Copies n bytes to dst: its whole cache lines by streaming stores (SSE2's
+// movntdq, four to a line: written past the caches, without the read of the
+// line an ordinary store starts with), the bytes around them by memcpy.
+void stream_bytes(unsigned char* dst, const unsigned char* src, std::size_t n) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  i = std::min(n, (kLine - reinterpret_cast<std::uintptr_t>(dst) % kLine) % kLine);
+  std::memcpy(dst, src, i);
+  for (; i + kLine <= n; i += kLine)
+    for (std::size_t k = 0; k < kLine; k += 16)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + k)));
+#endif
+  std::memcpy(dst + i, src + i, n - i);
+}
+
 }  // namespace
 
 // (The item functions' contracts are in strided_walk.h.)
@@ -201,10 +250,28 @@ void* item_target(const Output& y, const Item& it, void* codes) {
   return codes;
 }
 void write_codes(const Output& y, const Item& it, const void* codes) {
-  if (!it.dense(0)) copy_tile<false>(element_bytes(y.format), it.at[0], it.rows, it.cols, y.data, const_cast<void*>(codes));
+  if (it.dense(0)) return;
+  const std::size_t bytes = element_bytes(y.format);
+  const Block& b = it.at[0];
+  if (!it.stream || b.cs != 1) {
+    copy_tile<false>(bytes, b, it.rows, it.cols, y.data, const_cast<void*>(codes));
+    return;
+  }
+  const std::size_t width = it.cols * bytes;
+  for (std::size_t r = 0; r < it.rows; ++r)
+    stream_bytes(static_cast<unsigned char*>(y.data) + (b.base + static_cast<std::ptrdiff_t>(r) * b.rs) * static_cast<std::ptrdiff_t>(bytes),
+                 static_cast<const unsigned char*>(codes) + r * width, width);
+#if defined(__SSE2__)
+  _mm_sfence();  // the streamed lines ordered before any later store (a thread's join among them)
+#endif
 }
 
 void read_item(const Operand& x, std::size_t which, const Item& it, float* out, std::vector<unsigned char>& codes) {
+  if (x.format == FormatId::float32) {
+    const void* in = item_codes(x.format, x.data, which, it, out);
+    if (in != out) std::memcpy(out, in, it.count() * sizeof(float));
+    return;
+  }
   bulk_convert(FormatId::float32, x.format, item_codes(x.format, x.data, which, it, codes.data()), out, it.count(), {});
 }
 
@@ -225,7 +292,14 @@ void encode_item(FormatId to, const float* in, void* out, const Item& it, const 
 }
 
 void write_item(const Output& y, const Item& it, const float* in, const ElementwiseOptions& o, std::size_t step,
-                std::vector<unsigned char>& codes) {
+                std::vector<unsigned char>& codes, bool quiet) {
+  if (quiet && y.format == FormatId::float32 && o.overflow == Overflow::ieee) {
+    // float -> float would change nothing: in is the output's codes.
+    void* dst = item_target(y, it, const_cast<float*>(in));
+    if (dst != in) std::memcpy(dst, in, it.count() * sizeof(float));
+    write_codes(y, it, in);
+    return;
+  }
   void* dst = item_target(y, it, codes.data());
   encode_item(y.format, in, dst, it, o, step);
   write_codes(y, it, dst);

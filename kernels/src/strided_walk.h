@@ -93,6 +93,7 @@ struct Item {
   std::uint64_t first = 0, row_step = 0;
   std::size_t rows = 0, cols = 0;
   std::array<Block, 3> at{};  // per layout of the walker: the output's, then the inputs'
+  bool stream = false;        // write_codes streams the output's whole lines (Walker::streams)
   std::size_t count() const { return rows * cols; }
   // Whether operand k's tile lies in memory as the buffer does (no copy).
   bool dense(std::size_t k) const {
@@ -100,44 +101,61 @@ struct Item {
   }
 };
 
+// An output of line-wide tiles (Walker) at least this large is written by
+// streaming stores: larger than one core's L2, where it would not stay.
+constexpr std::size_t kStreamFrom = std::size_t{4} << 20;
+constexpr std::size_t kLine = 64;  // bytes of a cache line
+
+// One operand of a walk: its layout, its memory and its element size.
+struct WalkOperand {
+  const Layout* layout;
+  const void* data;
+  std::size_t bytes;
+};
+
 // Cuts the output into items, numbered so that any thread can take any range.
 // When every operand is contiguous: runs of kChunk in row-major order.
-// Otherwise tiles of the last two dimensions: 64 columns wide where some
-// operand steps through memory along a row (a transposed view), so that a
-// tile reads a few lines of every operand instead of a cache line and a page
-// per element; whole rows where every operand runs along them.
+// Otherwise tiles of the last two dimensions:
+//  - whole rows where every operand runs along them;
+//  - where some input steps through memory along a row (a transposed view)
+//    and the output runs along its rows: tiles one cache line of the output
+//    wide (16 floats, 32 two-byte or 64 one-byte codes) and kChunk / that
+//    tall, their columns cut at the output's line boundaries, so that each
+//    row of a tile fills one line of the output, which write_codes streams
+//    past the caches (`streams()`), and each column reads a long run of the
+//    transposed input;
+//  - otherwise (a transposed output) 64 x 64 tiles,
+// so that a tile reads a few lines of every operand instead of a cache line
+// and a page per element.
 class Walker {
  public:
-  // layouts[0] is the output's; all have its shape. Linear mode starts at
-  // row-major index `start`.
-  Walker(std::initializer_list<const Layout*> layouts, std::size_t start = 0);
+  // operands[0] is the output; all have its shape. Linear mode starts at
+  // row-major index `start`. An item holds at most `chunk` elements.
+  Walker(std::initializer_list<WalkOperand> operands, std::size_t start = 0, std::size_t chunk = kChunk);
   std::size_t items() const { return items_; }
+  std::size_t chunk() const { return chunk_; }
+  // Whether write_codes streams the output's whole lines past the caches
+  // (line-wide tiles of an output of at least kStreamFrom bytes).
+  bool streams() const { return streams_; }
 
-  // Asks for the cache lines of an item's operands that step through memory
-  // along its rows (a transposed view): the hardware prefetchers follow the
-  // others, not these, whose lines are a page apart.
+  // Asks for the cache lines of an item's operands whose lines lie a page or
+  // more apart, which the hardware prefetchers do not follow: those that
+  // step through memory along its rows (a transposed view), and the
+  // row-major inputs of a line-wide tile (a line of each row).
   void prefetch(const Item& it) const;
-  // The operands' memory, for prefetch (layouts' order).
-  void set_data(std::initializer_list<std::pair<const void*, std::size_t>> data) {
-    std::size_t k = 0;
-    for (const auto& [p, bytes] : data) {
-      data_[k] = p;
-      bytes_[k++] = bytes;
-    }
-  }
 
   // Item number t (t < items()).
   void item(std::size_t t, Item& it) const;
 
  private:
-  std::vector<const Layout*> l_;
-  std::size_t n_ = 0, start_ = 0, items_ = 0;
-  bool linear_ = true;
+  std::vector<WalkOperand> op_;
+  std::size_t n_ = 0, start_ = 0, items_ = 0, chunk_ = kChunk;
+  bool linear_ = true, streams_ = false;
   std::size_t rank_ = 0, rows_ = 1, cols_ = 1, tile_rows_ = 1, tile_cols_ = 1, tiles_r_ = 1, tiles_c_ = 1;
-  std::array<const void*, 3> data_{};
-  std::array<std::size_t, 3> bytes_{1, 1, 1};
+  // Columns of the first tile column short of tile_cols_: column 0 lies
+  // that many elements past the start of an output line.
+  std::size_t skew_ = 0;
 };
-
 
 // Operand `which` of an item as codes in buffer order: in place where the
 // tile is dense, else copied into `codes`.
@@ -146,10 +164,13 @@ const void* item_codes(FormatId format, const void* data, std::size_t which, con
 // the tile is dense, else `codes`.
 void* item_target(const Output& y, const Item& it, void* codes);
 // Copies the output's codes of an item from item_target's buffer into place
-// (nothing where the tile is dense).
+// (nothing where the tile is dense); where it.stream, its whole cache lines
+// by streaming stores, past the caches.
 void write_codes(const Output& y, const Item& it, const void* codes);
 
-// Reads operand `x` (layout `which` of the walker) of an item as exact floats.
+// Reads operand `x` (layout `which` of the walker) of an item as exact floats;
+// a float operand's codes as they are, signalling NaNs included (every op
+// quiets them, as does write_item's rounding).
 void read_item(const Operand& x, std::size_t which, const Item& it, float* out, std::vector<unsigned char>& codes);
 
 // Rounds an item's floats into `to` (stochastic draws by row-major index,
@@ -158,9 +179,11 @@ void encode_item(FormatId to, const float* in, void* out, const Item& it, const 
                  std::size_t step);
 
 // Writes an item of the output from floats (rounded by encode_item) or from
-// doubles (Compute::fp64: one scalar conversion each).
+// doubles (Compute::fp64: one scalar conversion each). `quiet`: in holds no
+// signalling NaN (an op made it), so that a float output under IEEE overflow
+// takes in's codes as they are.
 void write_item(const Output& y, const Item& it, const float* in, const ElementwiseOptions& o, std::size_t step,
-                std::vector<unsigned char>& codes);
+                std::vector<unsigned char>& codes, bool quiet = false);
 void write_item(const Output& y, const Item& it, const double* in, const ElementwiseOptions& o, std::size_t step,
                 std::vector<unsigned char>& codes);
 
@@ -203,6 +226,10 @@ void for_chunks(std::size_t n, unsigned threads, Body body) {
   });
 }
 
+// Elements per item of a walk whose buffers hold codes alone (for_item_codes),
+// the widest operand `bytes` wide: the bytes of kChunk floats.
+constexpr std::size_t code_chunk(std::size_t bytes) { return kChunk * 4 / bytes; }
+
 // for_items for the paths that work on codes: body(in, out, count) per item,
 // in[k] operand k's codes (layout k + 1 of the walker) in buffer order, out
 // where the output's codes go; afterwards they are written back where the
@@ -211,6 +238,9 @@ template <class Body>
 void for_item_codes(const Walker& walk, std::size_t n, unsigned threads, const Output& y,
                     std::initializer_list<const Operand*> inputs, Body body) {
   constexpr std::size_t kSlot = kChunk * 4;  // bytes of one operand's codes
+  std::size_t widest = element_bytes(y.format);
+  for (const Operand* x : inputs) widest = std::max(widest, element_bytes(x->format));
+  if (walk.chunk() > code_chunk(widest)) fail("elementwise: items wider than their buffers");
   for_items(walk, n, threads, [&] { return std::vector<unsigned char>((inputs.size() + 1) * kSlot); },
             [&](const Item& it, std::vector<unsigned char>& codes) {
               std::array<const void*, 2> in{};

@@ -370,6 +370,87 @@ TEST(Elementwise, transposed_tiles_tables_and_threads_match_a_scalar_loop) {
   check_transposed_and_threads<float>();
 }
 
+// A transposed input into an output of 4 MiB or more: tiles one cache line
+// of the output wide, cut at its line boundaries, their lines written by
+// streaming stores (strided_walk.h). Against a scalar loop, on the best
+// target and SCALAR: outputs whose rows start at every place in a line (an output
+// `offset` elements into its buffer), rows a whole number of lines apart
+// (1040 floats) or not (1030), a row count that leaves a partial tile, the
+// table (E4M3), fused (bf16) and float paths, a binary op, two threads. A float input's signalling NaNs come out
+// quiet (the float path copies its codes as they are and leaves quieting to
+// the ops and the final rounding).
+template <class X, class Y>
+void check_streamed_transposes(std::size_t rows) {
+  constexpr std::uint32_t kSignalling[] = {0x7f800001u, 0xffa00000u};
+  const Y kUntouched(7.0f);
+  std::mt19937 rng(7);
+  struct Case {
+    std::size_t cols, offset;
+    unsigned threads;
+  };
+  for (const Case c : {Case{1040, 0, 1}, Case{1040, 64 / sizeof(Y) - 1, 2}, Case{1030, 1, 1}}) {
+    const std::size_t cols = c.cols, n = rows * cols;
+    SCOPED_TRACE("cols " + std::to_string(cols) + ", offset " + std::to_string(c.offset) + ", threads " +
+                 std::to_string(c.threads));
+    ASSERT_GE(n * sizeof(Y), std::size_t{4} << 20);
+    std::vector<X> buf(n);
+    for (auto& v : buf) v = X(static_cast<float>(static_cast<int>(rng() % 4001) - 2000) / 256.0f);
+    if constexpr (std::is_same_v<X, float>)
+      for (std::size_t i = 0; i < n; i += 9973) buf[i] = std::bit_cast<float>(kSignalling[i / 9973 % 2]);
+    const View<const X> x = View<const X>(buf.data(), {cols, rows}).transpose(0, 1);  // rows x cols, strides {1, rows}
+    // The scalar loop, row-major, once for every target.
+    std::vector<Y> want_relu(n), want_add(n);
+    for (std::size_t j = 0; j < cols; ++j)
+      for (std::size_t i = 0; i < rows; ++i) {
+        const float v = static_cast<float>(buf[j * rows + i]);  // x(i, j)
+        want_relu[i * cols + j] = lplab::convert<Y>(std::isnan(v) ? v : std::max(v, 0.0f));
+        want_add[i * cols + j] = lplab::convert<Y>(v + v);
+      }
+    std::vector<Y> out(n + 64);
+    const View<Y> y(out.data() + c.offset, {rows, cols});
+    const ElementwiseOptions opt{.threads = c.threads};
+    // The output against `want`, a float output's NaNs quiet, and nothing
+    // outside it written.
+    auto expect = [&](const std::vector<Y>& want, const char* what) {
+      std::size_t k = 0;
+      for (; k < out.size(); ++k) {
+        const bool inside = k >= c.offset && k < c.offset + n;
+        const Y got = out[k];
+        bool right = same_bits(got, inside ? want[k - c.offset] : kUntouched);
+        if constexpr (std::is_same_v<Y, float>) right = right && !(std::isnan(got) && (std::bit_cast<std::uint32_t>(got) & 0x400000u) == 0);
+        if (!right) break;
+      }
+      ASSERT_EQ(k, out.size()) << what << ": the first wrong element (the output from " << c.offset << ")";
+    };
+    // The best target and the one-lane one: what the streamed lines change
+    // is the same on every target (the other tests run the transposes of
+    // line-wide tiles on each).
+    const std::vector<SimdTarget> all = simd_targets();
+    for (const SimdTarget& t : {all.front(), all.back()}) {
+      ScopedSimdTarget pin(t.id);
+      SCOPED_TRACE(t.name);
+      std::fill(out.begin(), out.end(), kUntouched);
+      relu(x, y, opt);
+      expect(want_relu, "relu");
+      add(x, x, y, opt);
+      expect(want_add, "add");
+      if constexpr (std::is_same_v<X, float> && std::is_same_v<Y, float>) {
+        map({}, x, y, opt);  // no op: the final rounding alone quiets
+        for (std::size_t i = 0; i < n; i += 9973) {
+          const std::size_t r = i % rows, col = i / rows;  // buf[i] is x(r, col)
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(y(r, col)), kSignalling[i / 9973 % 2] | 0x400000u) << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(Elementwise, transposed_inputs_into_large_outputs_stream_whole_lines) {
+  check_streamed_transposes<float, float>(1021);
+  check_streamed_transposes<bfloat16, bfloat16>(2039);
+  check_streamed_transposes<float8_e4m3fn, float8_e4m3fn>(4079);
+}
+
 // A one-byte input's table (kTableFrom elements or more) is looked up by the
 // target's byte shuffles, or, under AVX3 on a CPU with AVX-512 VBMI, by
 // vpermi2b (cpu_extensions.cpp): both against the scalar core on every code
