@@ -86,7 +86,7 @@ struct Block {
 };
 
 // One unit of the engine's work: a tile of rows x cols elements of the
-// output (rows x cols <= kChunk), the same tile of every operand, and the
+// output (rows x cols <= the walk's chunk), the same tile of every operand, and the
 // row-major index of its element (r, c): first + r * row_step + c (what
 // stochastic rounding's draws are indexed by). Buffers hold a tile row by row.
 struct Item {
@@ -119,7 +119,7 @@ struct WalkOperand {
 //  - whole rows where every operand runs along them;
 //  - where some input steps through memory along a row (a transposed view)
 //    and the output runs along its rows: tiles one cache line of the output
-//    wide (16 floats, 32 two-byte or 64 one-byte codes) and kChunk / that
+//    wide (16 floats, 32 two-byte or 64 one-byte codes) and chunk / that
 //    tall, their columns cut at the output's line boundaries, so that each
 //    row of a tile fills one line of the output, which write_codes streams
 //    past the caches (`streams()`), and each column reads a long run of the

@@ -137,7 +137,7 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     return hn::IfThenElse(hn::Eq(shr(a, e), hn::Zero(di)), hn::Sub(e, one), e);
   };
   // p as p1 + p2, each clamped to [-126, 127] so that 2^p1 and 2^p2 are
-  // normal floats (pow2f): x 2^p as x 2^p1 2^p2 where |p| <= 253.
+  // normal floats (pow2f): x 2^p as x 2^p1 2^p2 where -252 <= p <= 254.
   struct Split {
     VI p1, p2;
   };
