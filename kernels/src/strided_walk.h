@@ -93,7 +93,7 @@ struct Item {
   std::uint64_t first = 0, row_step = 0;
   std::size_t rows = 0, cols = 0;
   std::array<Block, 3> at{};  // per layout of the walker: the output's, then the inputs'
-  bool stream = false;        // write_codes streams the output's whole lines (Walker::streams)
+  bool stream = false;        // write_codes streams the output's whole lines (line-wide tiles, kStreamFrom)
   std::size_t count() const { return rows * cols; }
   // Whether operand k's tile lies in memory as the buffer does (no copy).
   bool dense(std::size_t k) const {
@@ -122,7 +122,7 @@ struct WalkOperand {
 //    wide (16 floats, 32 two-byte or 64 one-byte codes) and chunk / that
 //    tall, their columns cut at the output's line boundaries, so that each
 //    row of a tile fills one line of the output, which write_codes streams
-//    past the caches (`streams()`), and each column reads a long run of the
+//    past the caches (Item::stream, from kStreamFrom bytes), and each column reads a long run of the
 //    transposed input;
 //  - otherwise (a transposed output) 64 x 64 tiles,
 // so that a tile reads a few lines of every operand instead of a cache line
@@ -134,9 +134,6 @@ class Walker {
   Walker(std::initializer_list<WalkOperand> operands, std::size_t start = 0, std::size_t chunk = kChunk);
   std::size_t items() const { return items_; }
   std::size_t chunk() const { return chunk_; }
-  // Whether write_codes streams the output's whole lines past the caches
-  // (line-wide tiles of an output of at least kStreamFrom bytes).
-  bool streams() const { return streams_; }
 
   // Asks for the cache lines of an item's operands whose lines lie a page or
   // more apart, which the hardware prefetchers do not follow: those that
