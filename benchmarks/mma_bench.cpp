@@ -11,7 +11,8 @@
 //   build/release/benchmarks/mma_bench                      # 256^3, every preset
 //   build/release/benchmarks/mma_bench --sizes=256,1024     # and 1024^3
 //   build/release/benchmarks/mma_bench --benchmark_filter=cdna3 --threads=2
-//   (--warmup=S: seconds of fp32 GEMM before the first timing, 30 unless given;
+//   (--sizes: multiples of 128 up to 4096; --warmup=S: seconds of fp32 GEMM
+//   before the first timing, 0 to 3600, 30 unless given;
 //   --repeats=N: each preset's rate the median of N runs, 1 unless given)
 #include <benchmark/benchmark.h>
 
@@ -190,17 +191,23 @@ int main(int argc, char** argv) {
         const std::size_t to = std::min(list.find(',', from), list.size());
         const long n = whole_number(list.substr(from, to - from).c_str());
         from = to + 1;
-        if (n <= 0 || n % 128 != 0) {
-          std::fprintf(stderr, "mma_bench: --sizes takes multiples of 128, e.g. --sizes=256,1024\n");
+        if (n <= 0 || n % 128 != 0 || n > 4096) {
+          std::fprintf(stderr, "mma_bench: --sizes takes multiples of 128 up to 4096, e.g. --sizes=256,1024\n");
           return 2;
         }
         sizes.push_back(static_cast<std::size_t>(n));
       }
     } else if (std::strncmp(argv[a], "--warmup=", 9) == 0) {
+      // Decimal digits with at most one point (strtod alone would also take
+      // blanks, signs, hexadecimal and exponents).
       char* end = nullptr;
       const char* text = argv[a] + 9;
-      g_warmup = std::strtod(text, &end);
-      if (end == text || *end != '\0' || !(g_warmup >= 0 && g_warmup <= 3600)) {
+      const std::size_t digits = std::strspn(text, "0123456789.");
+      const char* point = std::strchr(text, '.');
+      const bool decimal = digits > 0 && text[digits] == '\0' && std::strcmp(text, ".") != 0 &&
+                           (point == nullptr || std::strchr(point + 1, '.') == nullptr);
+      g_warmup = decimal ? std::strtod(text, &end) : -1;
+      if (!decimal || *end != '\0' || !(g_warmup >= 0 && g_warmup <= 3600)) {
         std::fprintf(stderr, "mma_bench: --warmup takes seconds from 0 to 3600, e.g. --warmup=30\n");
         return 2;
       }

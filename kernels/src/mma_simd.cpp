@@ -6,7 +6,10 @@
 //   ftz_pairs  float products and sums, each flushed to zero below fp32's
 //              smallest normal (the operands below their type's, at packing),
 //              `sum_group` products summed before C, C flushed at each
-//              instruction's start (so -0 enters as +0);
+//              instruction's start (so -0 enters as +0); a tile whose
+//              products and C are all multiples of 2^-126 (from the lowest
+//              set bits of its rows' and columns' operands) has nothing to
+//              flush but -0 entering, and runs the products and sums alone;
 //   exact      the exact sum of `group` products and C rounded once to fp32:
 //              in double lanes the products are exact (at most 2 x 11
 //              significant bits) and each addition's error is measured
@@ -30,9 +33,11 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernel_args.h"
@@ -139,26 +144,51 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
     } else if constexpr (kLoop == MmaLoop::ftz_pairs) {
       const auto K = static_cast<std::size_t>(m.k);
       const bool quads = m.sum_group == 4;
-      for (std::size_t t = start; t < end; t += quads ? 4 : 2) {
-        if (t % K == 0)
-          for (std::size_t r = 0; r < R; ++r)
-            for (std::size_t v = 0; v < V; ++v) acc[r][v] = FlushPositive(d, acc[r][v], tiny);
-        for (std::size_t r = 0; r < R; ++r) {
-          const T* ar = a + (i0 + r) * kp + t;
-          for (std::size_t v = 0; v < V; ++v) {
-            const T* bt = bv[v] + t * N;
-            const auto p0 = FlushSigned(d, hn::Mul(hn::Set(d, ar[0]), hn::Load(d, bt)), tiny);
-            const auto p1 = FlushSigned(d, hn::Mul(hn::Set(d, ar[1]), hn::Load(d, bt + N)), tiny);
-            auto s = FlushSigned(d, hn::Add(p0, p1), tiny);
-            if (quads) {
-              const auto p2 = FlushSigned(d, hn::Mul(hn::Set(d, ar[2]), hn::Load(d, bt + 2 * N)), tiny);
-              const auto p3 = FlushSigned(d, hn::Mul(hn::Set(d, ar[3]), hn::Load(d, bt + 3 * N)), tiny);
-              s = FlushSigned(d, hn::Add(s, FlushSigned(d, hn::Add(p2, p3), tiny)), tiny);
+      // A coarse tile: every product of its rows and columns a multiple of
+      // 2^-126 (the lowest set bits' exponents of a row's and a column's
+      // operands sum to -126 or more), and so is C. Then every sum is one
+      // (a rounded one on the float grid there, 2^-125 or coarser where an
+      // exact sum needs more than 24 bits), so that every product and sum
+      // is 0 or at least 2^-126 in magnitude and no flush changes it: the
+      // products and sums alone. (C entering an instruction is still made
+      // +0 where it is -0.)
+      bool coarse = g.lsb_a != nullptr && (c == nullptr || g.c_coarse);
+      if (coarse) {
+        std::int64_t la = INT_MAX, lb = INT_MAX;
+        for (std::size_t r = 0; r < R; ++r) la = std::min<std::int64_t>(la, g.lsb_a[i0 + r]);
+        for (std::size_t v = 0; v < V; ++v) lb = std::min<std::int64_t>(lb, g.lsb_b[v0 + v]);
+        coarse = la == INT_MAX || lb == INT_MAX || la + lb >= -126;
+      }
+      // The pairs (or quads) with every flush, or with none (kFlush false).
+      auto run_pairs = [&](auto flushes) HWY_ATTR {
+        constexpr bool kFlush = decltype(flushes)::value;
+        auto f = [&](Vec x) HWY_ATTR {
+          if constexpr (kFlush) return FlushSigned(d, x, tiny);
+          else return x;
+        };
+        for (std::size_t t = start; t < end; t += quads ? 4 : 2) {
+          if (t % K == 0)
+            for (std::size_t r = 0; r < R; ++r)
+              for (std::size_t v = 0; v < V; ++v) acc[r][v] = FlushPositive(d, acc[r][v], tiny);
+          for (std::size_t r = 0; r < R; ++r) {
+            const T* ar = a + (i0 + r) * kp + t;
+            for (std::size_t v = 0; v < V; ++v) {
+              const T* bt = bv[v] + t * N;
+              const auto p0 = f(hn::Mul(hn::Set(d, ar[0]), hn::Load(d, bt)));
+              const auto p1 = f(hn::Mul(hn::Set(d, ar[1]), hn::Load(d, bt + N)));
+              auto s = f(hn::Add(p0, p1));
+              if (quads) {
+                const auto p2 = f(hn::Mul(hn::Set(d, ar[2]), hn::Load(d, bt + 2 * N)));
+                const auto p3 = f(hn::Mul(hn::Set(d, ar[3]), hn::Load(d, bt + 3 * N)));
+                s = f(hn::Add(s, f(hn::Add(p2, p3))));
+              }
+              acc[r][v] = f(hn::Add(acc[r][v], s));
             }
-            acc[r][v] = FlushSigned(d, hn::Add(acc[r][v], s), tiny);
           }
         }
-      }
+      };
+      if (coarse) run_pairs(std::false_type{});
+      else run_pairs(std::true_type{});
     } else if constexpr (kLoop == MmaLoop::group_scaled) {
 #if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR
       // Per step of L products (mma_step.h's group_scaled and fused_step):
@@ -450,8 +480,10 @@ HWY_ATTR std::size_t MmaSimdLanes(const MmaModel& m) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <bit>
 #include <cmath>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
@@ -488,6 +520,27 @@ void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp,
   if (c_in != nullptr)
     for (std::size_t i = 0; i < rows; ++i)
       for (std::size_t j = 0; j < ldb; ++j) cp[i * ldb + j] = j < n ? static_cast<T>(c_in[i * n + j]) : T{0};
+  // ftz_pairs: the least exponent of an operand's lowest set bit, per row
+  // of A and per vector of B's columns; whether C is coarse (mma_simd.h).
+  std::vector<int> lsb_a, lsb_b;
+  bool c_coarse = true;
+  if constexpr (std::is_same_v<T, float>) {
+    if (ftz) {
+      auto lsb = [](float x) -> int {  // INT_MAX for a zero, an infinity or a NaN
+        const auto u = std::bit_cast<std::uint32_t>(x);
+        const auto field = static_cast<int>((u >> 23) & 0xFF);
+        if ((u & 0x7FFFFFFFu) == 0 || field == 0xFF) return INT_MAX;
+        const std::uint32_t sig = (u & 0x7FFFFFu) | (field != 0 ? 0x800000u : 0u);  // x = sig 2^(max(field, 1) - 150)
+        return std::max(field, 1) - 150 + std::countr_zero(sig);
+      };
+      lsb_a.assign(rows, INT_MAX);
+      lsb_b.assign(ldb / lanes, INT_MAX);
+      for (std::size_t i = 0; i < rows * kp; ++i) lsb_a[i / kp] = std::min(lsb_a[i / kp], lsb(ap[i]));
+      for (std::size_t t = 0; t < kp; ++t)
+        for (std::size_t j = 0; j < ldb; ++j) lsb_b[j / lanes] = std::min(lsb_b[j / lanes], lsb(bp[at_b(t, j)]));
+      for (std::size_t i = 0; c_in != nullptr && i < rows * ldb; ++i) c_coarse = c_coarse && lsb(cp[i]) >= -126;
+    }
+  }
   // two_stage: the alignment exponents, a zero's far below any product's.
   std::vector<double> ea, eb;
   const bool two_stage =
@@ -534,7 +587,10 @@ void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp,
                         sa.data() + first * blocks,
                         esa.data() + first * blocks,
                         sb.data(),
-                        esb.data()};
+                        esb.data(),
+                        ftz ? lsb_a.data() + first : nullptr,
+                        ftz ? lsb_b.data() : nullptr,
+                        c_coarse};
     LPLAB_DISPATCH(MmaSimdRows)(g, count);
   });
 }

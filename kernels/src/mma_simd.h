@@ -31,6 +31,12 @@ struct MmaSimdArgs {
   const double* esa = nullptr;
   const double* sb = nullptr;
   const double* esb = nullptr;
+  // ftz_pairs: per row of A and per vector of B's columns, the least
+  // exponent of a nonzero finite operand's lowest set bit (INT_MAX where
+  // there is none); whether every finite C is a multiple of 2^-126.
+  const int* lsb_a = nullptr;
+  const int* lsb_b = nullptr;
+  bool c_coarse = false;
 };
 
 // D for rows x n outputs (row-major into out): A rows x kp and B kp x n as

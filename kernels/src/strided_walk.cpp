@@ -88,6 +88,7 @@ Walker::Walker(std::initializer_list<WalkOperand> operands, std::size_t start, s
     for (std::size_t d = 0; d + 1 < rank_; ++d)
       lined = lined && (static_cast<std::size_t>(y.stride(d)) * bytes) % kLine == 0;
     skew_ = lined && tile_cols_ * bytes == kLine ? at % kLine / bytes : 0;
+    line_wide_ = true;
     streams_ = tile_cols_ * bytes == kLine && n_ * bytes >= kStreamFrom;
   } else {
     tile_cols_ = std::min(cols_, kTileCols);
@@ -112,7 +113,7 @@ void Walker::prefetch(const Item& it) const {
     if (b.cs > b.rs) {  // a transposed view: down each column
       for (std::size_t c = 0; c < it.cols; ++c)
         for (std::size_t r = 0; r < it.rows; r += step) ask(r, c);
-    } else if (k > 0 && b.cs == 1 && it.cols * bytes <= 4 * kLine) {
+    } else if (line_wide_ && k > 0 && b.cs == 1 && it.cols * bytes <= 4 * kLine) {
       // A line-wide tile of a row-major input (its elements up to 4 times
       // the output's): the lines of each row.
       for (std::size_t r = 0; r < it.rows; ++r) {

@@ -147,7 +147,7 @@ class Walker {
  private:
   std::vector<WalkOperand> op_;
   std::size_t n_ = 0, start_ = 0, items_ = 0, chunk_ = kChunk;
-  bool linear_ = true, streams_ = false;
+  bool linear_ = true, line_wide_ = false, streams_ = false;
   std::size_t rank_ = 0, rows_ = 1, cols_ = 1, tile_rows_ = 1, tile_cols_ = 1, tiles_r_ = 1, tiles_c_ = 1;
   // Columns of the first tile column short of tile_cols_: column 0 lies
   // that many elements past the start of an output line.

@@ -22,10 +22,12 @@
 //      rounded to nearest-even for fp16 C and D, the exponent clamped at
 //      emin_out), converted to float exactly and scaled by 2^(E - F) in
 //      exact steps, 2^emax_out or more an infinity, zero +0; on AVX-512 for
-//      fp32 D one conversion toward zero and a multiplication toward zero
-//      (embedded rounding). In double halves after a wrapped sum.
+//      fp32 D one conversion and one vscalefps toward zero (embedded
+//      rounding). In double halves after a wrapped sum.
 // Specials (a NaN or an infinity among the products or C) follow IEEE's sum
-// of the non-finite terms; promotion adds the chain into an fp32 sum.
+// of the non-finite terms; a tile whose rows and columns hold none looks for
+// them only in its chains' C (an input C, an overflow of step 4). Promotion
+// adds the chain into an fp32 sum.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tensor_core_narrow.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -199,11 +201,14 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       const VI odd = hn::Or(t, hn::IfThenElseZero(hn::Ne(t, a), shl(one, g)));
       const VF x = hn::ConvertTo(df, hn::IfThenElse(hn::Lt(S, hn::Zero(di)), hn::Neg(odd), odd));  // 24 bits: exact
 #endif
+#if HWY_TARGET == HWY_AVX3
+      // (vscalefps: x 2^p rounded once, for any p.)
+      const VF pf = hn::ConvertTo(df, hn::Sub(e_full, hn::Set(di, F)));
+      const __m512 v = _mm512_scalef_round_ps(x.raw, pf.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const VF h{_mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))};
+#else
       const Split p = split(hn::Sub(e_full, hn::Set(di, F)));
       const VF v = hn::Mul(hn::Mul(x, pow2f(p.p1)), pow2f(p.p2));
-#if HWY_TARGET == HWY_AVX3
-      const VF h{_mm512_cvtph_ps(_mm512_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))};
-#else
       const VF h{_mm256_cvtph_ps(_mm256_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT))};
 #endif
       return hn::IfThenElse(hn::Eq(h, zero_f), zero_f, h);
@@ -211,18 +216,19 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
 #endif
 #if HWY_TARGET == HWY_AVX3
     if (fp32_truncated) {
-      // S converted toward zero is |S| truncated to 24 bits; then times
-      // 2^p, p = e_full - F, in three steps: 2^p1 (p clamped to
-      // [-126, 127]) exact or an overflow; the rest below 1 (2^-32 .. 1)
-      // toward zero -- truncation onto fp32's subnormal grid, which S's
-      // 24-bit grid refines there; the rest above 1 (p > 127) to nearest,
-      // an overflow (x 2^127 times 2 or more is 2^128 or more): 2^128 and
-      // beyond an infinity, as step 4's. E8M13 then clears 10 more bits.
+      // S converted toward zero is |S| truncated to 24 bits, x; then x 2^p,
+      // p = e_full - F, by vscalefps (x 2^p rounded once, for any p) toward
+      // zero: exact on fp32's normal grid, which x's 24 bits fit, and
+      // truncation onto its subnormal grid, which x's grid refines there.
+      // 2^128 or more must be an infinity (step 4's overflow), where toward
+      // zero gives the largest float: there the same scaling to nearest,
+      // which is an infinity exactly then (below 2^128 x 2^p is a float).
+      // E8M13 then clears 10 more bits.
       const VF x{_mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-      const Split p = split(hn::Sub(e_full, hn::Set(di, F)));
-      const VF r1 = hn::Mul(x, pow2f(p.p1));
-      VF r{_mm512_mul_round_ps(r1.raw, pow2f(hn::Min(p.p2, hn::Zero(di))).raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-      r = hn::Mul(r, pow2f(hn::Max(p.p2, hn::Zero(di))));
+      const VF pf = hn::ConvertTo(df, hn::Sub(e_full, hn::Set(di, F)));
+      const __m512 rz = _mm512_scalef_round_ps(x.raw, pf.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+      const __m512 rn = _mm512_scalef_round_ps(x.raw, pf.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      VF r{_mm512_mask_mov_ps(rz, _mm512_fpclass_ps_mask(rn, 0x18), rn)};  // 0x18: +inf, -inf
       if (R == 14) r = hn::BitCast(df, hn::And(hn::BitCast(di, r), hn::Set(di, ~0x3FF)));
       return r;
     }
@@ -265,6 +271,67 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     r = hn::IfThenElse(hn::Ge(hn::Abs(r), overflow_at), hn::Or(inf, hn::And(r, sign_mask)), r);
     return hn::IfThenElse(hn::Eq(r, zero_d), zero_d, r);  // a zero result is +0
   };
+  // Step 4 of a plain block (the block loop: no shifts, 2^(F - E) = down a
+  // normal float, so that 2^(E - F) is one too, its bits 254 << 23 less
+  // down's), for fp32 D (truncated to 24 or 14 bits) and fp16 D. On
+  // AVX-512: for fp32 D of a quiet block (below 2^128) S converted and
+  // scaled toward zero, as step4's, without the overflow's second scaling;
+  // for fp16 D step4's rounding to odd, scaled to nearest by one
+  // multiplication, and vcvtps2ph (adding +0 makes -0 +0). On AVX2 in
+  // double halves (below).
+  auto step4_plain = [&](VI S, VF down) HWY_ATTR {
+    const VF up = hn::BitCast(df, hn::Sub(hn::Set(di, 254 << 23), hn::BitCast(di, down)));
+#if HWY_TARGET == HWY_AVX2
+    if (fp32_truncated) {
+      // In double halves: S and 2^(E - F) exact, their product exact, its
+      // significand cut to R bits (a mask: every nonzero |S| 2^(E - F) is
+      // at least 2^-126, a normal float; below 2^128 truncated to 24 bits it
+      // is a float, at 2^128 or more the conversion's infinity), converted
+      // to float exactly.
+      const __m256d keep = _mm256_castsi256_pd(_mm256_set1_epi64x(~((std::int64_t{1} << (52 - (R - 1))) - 1)));
+      const __m256d lo = _mm256_and_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(S.raw)),
+                                                     _mm256_cvtps_pd(_mm256_castps256_ps128(up.raw))), keep);
+      const __m256d hi = _mm256_and_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(S.raw, 1)),
+                                                     _mm256_cvtps_pd(_mm256_extractf128_ps(up.raw, 1))), keep);
+      return VF{_mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1)};
+    }
+    // fp16 D: S 2^(E - F) exact in double halves, rounded to odd at 24
+    // bits (the 29 bits below cut, their OR in the last bit kept), converted
+    // to float exactly (an infinity from 2^128: binary16's too), then
+    // vcvtps2ph to nearest-even, as step4's.
+    const __m256i cut = _mm256_set1_epi64x((std::int64_t{1} << 29) - 1);
+    const __m256i odd_bit = _mm256_set1_epi64x(std::int64_t{1} << 29);
+    auto to_odd = [&](__m256d d) HWY_ATTR {
+      const __m256i bits = _mm256_castpd_si256(d);
+      const __m256i exact = _mm256_cmpeq_epi64(_mm256_and_si256(bits, cut), _mm256_setzero_si256());
+      const __m256i kept = _mm256_or_si256(_mm256_andnot_si256(cut, bits), _mm256_andnot_si256(exact, odd_bit));
+      return _mm256_cvtpd_ps(_mm256_castsi256_pd(kept));
+    };
+    const __m128 lo = to_odd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(S.raw)),
+                                           _mm256_cvtps_pd(_mm256_castps256_ps128(up.raw))));
+    const __m128 hi = to_odd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(S.raw, 1)),
+                                           _mm256_cvtps_pd(_mm256_extractf128_ps(up.raw, 1))));
+    const __m256 v = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+    const VF h{_mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT))};
+    return hn::Add(h, zero_f);
+#elif HWY_TARGET == HWY_AVX3
+    if (fp32_truncated) {
+      const __m512 x = _mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+      VF r{_mm512_mul_round_ps(x, up.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+      if (R == 14) r = hn::BitCast(df, hn::And(hn::BitCast(di, r), hn::Set(di, ~0x3FF)));
+      return r;
+    }
+    VF x{_mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+    const VI lost = hn::IfThenElseZero(hn::Ne(TruncToInt32(di, x), S), one);
+    x = hn::BitCast(df, hn::Or(hn::BitCast(di, x), lost));
+    const __m512 v = _mm512_mul_ps(x.raw, up.raw);
+    const VF h{_mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))};
+    return hn::Add(h, zero_f);
+#else
+    (void)S, (void)up;
+    return zero_f;  // never called: the block loop calls it on AVX3 and AVX2 alone
+#endif
+  };
   const float* HWY_RESTRICT bv[kV];
   const std::int32_t* HWY_RESTRICT ebv[kV];
   VF vc[kQ];
@@ -292,6 +359,18 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     const auto e_hi = hn::PromoteTo(ddi, hn::UpperHalf(dih, e_full));
     return hn::Combine(df, hn::DemoteTo(dfh, step4_wide(hi, e_hi)), hn::DemoteTo(dfh, step4_wide(lo, e_lo)));
   };
+  // Whether some chain's C is not finite (an input C, or an overflow of
+  // step 4): with maybe_special, the blocks that take the specials' path.
+  bool c_special = false;
+  for (std::size_t q = 0; q < kQ; ++q) c_special = c_special || !hn::AllTrue(df, hn::IsFinite(vc[q]));
+  // Where a zero C's exponent decides nothing: without block scales every
+  // nonzero product's exponent is at least -100 (each narrow operand's at
+  // least -50), and where zero_exponent and emin_out are at most that, E
+  // is the products' whatever a zero C's is (fp32 D); where every product
+  // is zero too, S = 0 and D = +0 whatever E is. Then a zero C may count at
+  // emin_out, as step 1 counts a subnormal one; a special C's lane takes
+  // the specials' sum, whatever E is.
+  const bool zero_c_moot = c.esb == nullptr && std::max(model.zero_exponent, model.emin_out) <= -100;
   std::size_t in_chain = 0;
   for (std::size_t start = 0; start < k; start += block) {
     const std::size_t end = std::min(k, start + block);
@@ -302,14 +381,25 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       // Step 1: C (a zero C at zero_exponent), then the products. With
       // block scales a product's exponent is e(a) + e(b) + es, es the
       // block's scales' exponents: E is kept less es until step 4.
-      const auto c_zero = hn::RebindMask(di, hn::Eq(vc[q], zero_f));
-      E[q] = hn::IfThenElse(c_zero, zero_exp, hn::Max(exponent_f(vc[q]), out_emin));
+      if (zero_c_moot) {
+#if HWY_TARGET == HWY_AVX3
+        // vgetexpps: floor(log2 |C|) (a subnormal's own, below emin_out;
+        // a zero's, an infinity's and a NaN's converted to int32's least).
+        E[q] = hn::Max(TruncToInt32(di, VF{_mm512_getexp_ps(vc[q].raw)}), out_emin);
+#else
+        E[q] = hn::Max(exponent_f(vc[q]), out_emin);  // a zero's -127
+#endif
+      } else {
+        const auto c_zero = hn::RebindMask(di, hn::Eq(vc[q], zero_f));
+        E[q] = hn::IfThenElse(c_zero, zero_exp, hn::Max(exponent_f(vc[q]), out_emin));
+      }
       es[q] = hn::Zero(di);
       if (c.esb != nullptr) {
         const std::size_t blk = start / block;
         es[q] = hn::Add(hn::Set(di, esa[q / kV][blk]), hn::Load(di, c.esb + ((j / N + q % kV) * c.blocks + blk) * N));
         E[q] = hn::Sub(E[q], es[q]);
       }
+      if (!(maybe_special || c_special)) continue;  // no special term in this block
       any_special[q] = hn::Not(hn::IsFinite(vc[q]));
       special[q] = hn::IfThenElseZero(any_special[q], vc[q]);
       if (maybe_special || !hn::AllFalse(df, any_special[q])) {
@@ -339,20 +429,28 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     VI units[kQ];
     auto wrapped = hn::Zero(di);
     // C's term by the products' scaling `down` where there are no block
-    // scales and F - E <= 126 in every lane with C != 0 (then E >= -126: a
-    // C below 2^(F - 125) with every product zero fails it): C 2^(F - E)
-    // is exact but for bits below 1 (it is below 2^(F + 1)), so one
-    // multiplication and the truncating conversion; else c_term's shifts.
-    bool shifts = c.esb != nullptr;
+    // scales and F - E <= 126 in every lane of the tile (the least E; a C
+    // below 2^(F - 125) with every product zero fails it, as does a lane
+    // with C and every product zero, needlessly): C 2^(F - E) is exact but
+    // for bits below 1 (it is below 2^(F + 1)), so one multiplication and
+    // the truncating conversion; else c_term's shifts. Without block scales
+    // E <= 128 (C's exponent, at most 128 for a special C; a product's at
+    // most 118), so that with no shifts and F >= 2, 2^(F - E) and 2^(E - F)
+    // are normal floats in every lane: a `plain` block, each by one
+    // subtraction and shift. Where moreover E <= F + 97 in every lane
+    // (`quiet`), no sum of step 4 (below 2^31 units of 2^(E - F)) reaches
+    // 2^128.
+    bool shifts = c.esb != nullptr, quiet = false;
     if (!shifts) {
-      auto far = hn::FirstN(di, 0);
-      for (std::size_t q = 0; q < kQ; ++q)
-        far = hn::Or(far, hn::And(hn::Lt(E[q], hn::Set(di, F - 126)),
-                                  hn::RebindMask(di, hn::Ne(vc[q], zero_f))));
-      shifts = !hn::AllFalse(di, far);
+      VI least = E[0], most = E[0];
+      for (std::size_t q = 1; q < kQ; ++q) least = hn::Min(least, E[q]), most = hn::Max(most, E[q]);
+      shifts = !hn::AllFalse(di, hn::Lt(least, hn::Set(di, F - 126)));
+      quiet = hn::AllFalse(di, hn::Gt(most, hn::Set(di, F + 97)));
     }
+    const bool plain = !shifts && F >= 2;
     for (std::size_t q = 0; q < kQ; ++q) {
-      down[q] = pow2f(hn::Max(hn::Min(hn::Sub(hn::Set(di, F), E[q]), hn::Set(di, 126)), hn::Set(di, -126)));
+      down[q] = plain ? hn::BitCast(df, hn::ShiftLeft<23>(hn::Sub(hn::Set(di, F + 127), E[q])))
+                      : pow2f(hn::Max(hn::Min(hn::Sub(hn::Set(di, F), E[q]), hn::Set(di, 126)), hn::Set(di, -126)));
       units[q] = HWY_UNLIKELY(shifts) ? c_term(vc[q], hn::Add(E[q], es[q])) : TruncToInt32(di, hn::Mul(vc[q], down[q]));
     }
     for (std::size_t first = start; first < end; first += 16) {
@@ -381,11 +479,26 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     VF r[kQ];
     if (HWY_UNLIKELY(wide)) {
       for (std::size_t q = 0; q < kQ; ++q) r[q] = wide_block(q, start, end, down[q], vc[q], hn::Add(E[q], es[q]));
+    } else if (plain && ((HWY_TARGET == HWY_AVX3 && (fp32_truncated ? quiet : fp16_nearest)) ||
+                         (HWY_TARGET == HWY_AVX2 && (fp32_truncated || fp16_nearest)))) {
+      HWY_UNROLL(8) for (std::size_t q = 0; q < kQ; ++q) r[q] = step4_plain(units[q], down[q]);
     } else {
       HWY_UNROLL(8) for (std::size_t q = 0; q < kQ; ++q) r[q] = step4(units[q], hn::Add(E[q], es[q]));
     }
-    for (std::size_t q = 0; q < kQ; ++q)
-      vc[q] = hn::IfThenElse(any_special[q], hn::IfThenElse(hn::IsNaN(special[q]), nan, special[q]), r[q]);
+    if (maybe_special || c_special) {
+      for (std::size_t q = 0; q < kQ; ++q)
+        vc[q] = hn::IfThenElse(any_special[q], hn::IfThenElse(hn::IsNaN(special[q]), nan, special[q]), r[q]);
+    } else {
+      for (std::size_t q = 0; q < kQ; ++q) vc[q] = r[q];
+    }
+    // An overflow (step 4's infinity) makes a special C for the next block,
+    // as does a special C before it; a quiet block of an fp32 output has
+    // neither where it had no special C.
+    if (!maybe_special && (c_special || wide || !quiet || model.emax_out < 128)) {
+      auto nonfinite = hn::Not(hn::IsFinite(vc[0]));
+      for (std::size_t q = 1; q < kQ; ++q) nonfinite = hn::Or(nonfinite, hn::Not(hn::IsFinite(vc[q])));
+      c_special = !hn::AllFalse(df, nonfinite);
+    }
     in_chain += end - start;
     if (model.promote_every > 0 && in_chain == static_cast<std::size_t>(model.promote_every)) {
       for (std::size_t q = 0; q < kQ; ++q) {

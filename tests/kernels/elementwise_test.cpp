@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -373,22 +374,27 @@ TEST(Elementwise, transposed_tiles_tables_and_threads_match_a_scalar_loop) {
 // A transposed input into an output of 4 MiB or more: tiles one cache line
 // of the output wide, cut at its line boundaries, their lines written by
 // streaming stores (strided_walk.h). Against a scalar loop, on the best
-// target and SCALAR: outputs whose rows start at every place in a line (an output
-// `offset` elements into its buffer), rows a whole number of lines apart
-// (1040 floats) or not (1030), a row count that leaves a partial tile, the
-// table (E4M3), fused (bf16) and float paths, a binary op, two threads. A float input's signalling NaNs come out
-// quiet (the float path copies its codes as they are and leaves quieting to
-// the ops and the final rounding).
+// target and SCALAR. The output lies `offset` elements past a 64-byte
+// boundary: 0 (every tile one whole line), 1 and T - 1 (T codes a line: the
+// first tile column 1 or T - 1 wide, every later tile one whole line); its
+// rows are a whole number of lines apart (1088 columns: 68, 34 and 17 lines
+// of floats, bf16 and E4M3 codes), so the cut applies, or not (1030). A row
+// count that leaves a partial tile, the table (E4M3), fused (bf16) and float
+// paths, a binary op, stochastic rounding (each draw indexed by the
+// element's row-major index, wherever the tiles are cut), two threads.
+// A float input's signalling NaNs come out quiet (the float path copies its
+// codes as they are and leaves quieting to the ops and the final rounding).
 template <class X, class Y>
 void check_streamed_transposes(std::size_t rows) {
   constexpr std::uint32_t kSignalling[] = {0x7f800001u, 0xffa00000u};
+  constexpr std::size_t kPerLine = 64 / sizeof(Y);
   const Y kUntouched(7.0f);
   std::mt19937 rng(7);
   struct Case {
     std::size_t cols, offset;
     unsigned threads;
   };
-  for (const Case c : {Case{1040, 0, 1}, Case{1040, 64 / sizeof(Y) - 1, 2}, Case{1030, 1, 1}}) {
+  for (const Case c : {Case{1088, 0, 1}, Case{1088, 1, 1}, Case{1088, kPerLine - 1, 2}, Case{1030, 1, 1}}) {
     const std::size_t cols = c.cols, n = rows * cols;
     SCOPED_TRACE("cols " + std::to_string(cols) + ", offset " + std::to_string(c.offset) + ", threads " +
                  std::to_string(c.threads));
@@ -399,15 +405,23 @@ void check_streamed_transposes(std::size_t rows) {
       for (std::size_t i = 0; i < n; i += 9973) buf[i] = std::bit_cast<float>(kSignalling[i / 9973 % 2]);
     const View<const X> x = View<const X>(buf.data(), {cols, rows}).transpose(0, 1);  // rows x cols, strides {1, rows}
     // The scalar loop, row-major, once for every target.
-    std::vector<Y> want_relu(n), want_add(n);
+    constexpr std::uint64_t kSeed = 9;
+    std::vector<Y> want_relu(n), want_add(n), want_scale(n);
     for (std::size_t j = 0; j < cols; ++j)
       for (std::size_t i = 0; i < rows; ++i) {
         const float v = static_cast<float>(buf[j * rows + i]);  // x(i, j)
         want_relu[i * cols + j] = lplab::convert<Y>(std::isnan(v) ? v : std::max(v, 0.0f));
         want_add[i * cols + j] = lplab::convert<Y>(v + v);
+        want_scale[i * cols + j] = lplab::convert<Y>(0.3f * v, Round::stochastic, Overflow::ieee, nullptr,
+                                                     stochastic_bits(kSeed, i * cols + j));
       }
-    std::vector<Y> out(n + 64);
-    const View<Y> y(out.data() + c.offset, {rows, cols});
+    // The output `offset` elements past a 64-byte boundary of its buffer
+    // (which holds n + 64 elements from that boundary).
+    std::vector<Y> store(n + 64 + kPerLine);
+    Y* const base = store.data() + (64 - reinterpret_cast<std::uintptr_t>(store.data()) % 64) % 64 / sizeof(Y);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(base) % 64, 0u);
+    const std::span<Y> out(base, n + 64);
+    const View<Y> y(base + c.offset, {rows, cols});
     const ElementwiseOptions opt{.threads = c.threads};
     // The output against `want`, a float output's NaNs quiet, and nothing
     // outside it written.
@@ -434,6 +448,13 @@ void check_streamed_transposes(std::size_t rows) {
       expect(want_relu, "relu");
       add(x, x, y, opt);
       expect(want_add, "add");
+      if constexpr (!std::is_same_v<Y, float>) {
+        ElementwiseOptions sr = opt;
+        sr.round = Round::stochastic;
+        sr.seed = kSeed;
+        scale(x, 0.3f, y, sr);
+        expect(want_scale, "stochastic scale");
+      }
       if constexpr (std::is_same_v<X, float> && std::is_same_v<Y, float>) {
         map({}, x, y, opt);  // no op: the final rounding alone quiets
         for (std::size_t i = 0; i < n; i += 9973) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cfloat>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -411,6 +412,101 @@ TEST(MmaMatmul, every_preset_equals_the_scalar_chain_on_every_target) {
     if (HasFatalFailure()) return;
   }
   EXPECT_GT(seen.size(), 100u);
+}
+
+// A block whose sum passes 2^128 is an infinity where D is fp32, on every
+// target, and so is every block after it (a special C): in lane 0 of a
+// tile whose other lanes are quiet (C and products near 1), C the largest
+// float and 4 products of (1.5 x 2^59)^2 (bf16 and tf32 values the float
+// lanes take). The narrow kernel scales a quiet block's sum by one
+// multiplication toward zero, which would leave the largest float.
+TEST(MmaMatmul, an_fp32_block_sum_past_2_128_is_an_infinity_on_every_target) {
+  const std::size_t m = 4, n = 32, k = 64;
+  for (const char* name : {"ampere.mma.m16n8k8.f32.tf32.tf32.f32", "ampere.mma.m16n8k16.f32.bf16.bf16.f32",
+                           "hopper.wgmma.f32.bf16.bf16"}) {
+    SCOPED_TRACE(name);
+    std::vector<float> a(m * k, 1.0f), b(k * n, 1.0f);
+    for (std::size_t t = 0; t < 4; ++t) a[t] = 0x1.8p59f, b[t * n] = 0x1.8p59f;
+    std::vector<double> c(m * n, 0.75);
+    c[0] = FLT_MAX;
+    const OperandRange r{};
+    const MatmulProblem p{m, n, k, a.data(), b.data(), r, r};
+    MatmulOptions o;
+    o.accumulator = instruction_accumulator(name);
+    o.c_input = c.data();
+    const MmaInstruction& instr = *find_mma_instruction(name);
+    std::vector<double> want(m * n);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        std::vector<double> ra(k), rb(k);
+        for (std::size_t t = 0; t < k; ++t) ra[t] = a[i * k + t], rb[t] = b[t * n + j];
+        want[i * n + j] = mma_chain(instr, ra, rb, c[i * n + j], {}, {});
+      }
+    ASSERT_EQ(want[0], INFINITY);
+    for (const SimdTarget& t : simd_targets()) {
+      ScopedSimdTarget pin(t.id);
+      std::vector<double> got(m * n);
+      matmul_accumulate(p, o, got.data());
+      for (std::size_t i = 0; i < m * n; ++i) ASSERT_EQ(got[i], want[i]) << t.name << " D[" << i / n << "][" << i % n << "]";
+    }
+  }
+}
+
+// A zero C's exponent (zero_exponent) decides a block's grid where every
+// product lies below the output's least normal exponent. Volta's fp16 mma
+// (L = 4, F = 23, zero_exponent -19, emin_out -14), C = 0, the products
+// 2^-8 2^-7 = 2^-15, 2^-12 2^-13 = 2^-25 and 2^-24 2^-14 = 2^-38 (the
+// subnormal's exponent counted at -14: -28): E = -15, the grid 2^-38 keeps
+// all three, and 2^-15 + 2^-25 + 2^-38 rounds up to 513 x 2^-24 in
+// binary16. Counting the zero C at emin_out (E = -14, grid 2^-37) would
+// drop 2^-38 and leave a tie, rounded to even: 2^-15.
+TEST(MmaMatmul, a_zero_c_exponent_decides_the_grid_of_tiny_products_on_every_target) {
+  const std::vector<float> a{0x1p-8f, 0x1p-12f, 0x1p-24f, 0.0f}, b{0x1p-7f, 0x1p-13f, 0x1p-14f, 0.0f};
+  const std::vector<double> c{0.0};
+  const OperandRange r{};
+  const MatmulProblem p{1, 1, 4, a.data(), b.data(), r, r};
+  const char* name = "volta.mma.m8n8k4.f16.f16.f16.f16";
+  MatmulOptions o;
+  o.accumulator = instruction_accumulator(name);
+  o.c_input = c.data();
+  const std::vector<double> ra(a.begin(), a.end()), rb(b.begin(), b.end());
+  EXPECT_EQ(mma_chain(*find_mma_instruction(name), ra, rb, 0.0, {}, {}), 513 * 0x1p-24);
+  for (const SimdTarget& t : simd_targets()) {
+    ScopedSimdTarget pin(t.id);
+    double d = 0.0;
+    matmul_accumulate(p, o, &d);
+    EXPECT_EQ(d, 513 * 0x1p-24) << t.name;
+  }
+}
+
+// ftz_pairs flushes every sum below 2^-126, C's included: a C of 2^-126 +
+// 2^-149 (its lowest bit below 2^-126) and, in the instruction's last
+// group, the product -2^-63 2^-63 = -2^-126 leave 2^-149, flushed to +0.
+// (A tile whose products and C are all multiples of 2^-126 skips the
+// flushes: C's lowest bit must count.)
+TEST(MmaMatmul, ftz_pairs_flushes_a_sum_with_c_below_2_126_on_every_target) {
+  for (const char* name : {"cdna2.mfma.f32_32x32x8bf16_1k", "cdna2.mfma.f32_32x32x4bf16"}) {
+    SCOPED_TRACE(name);
+    const MmaInstruction& instr = *find_mma_instruction(name);
+    const auto k = static_cast<std::size_t>(instr.k);
+    std::vector<float> a(k, 0.0f), b(k, 0.0f);
+    a[k - 1] = -0x1p-63f, b[k - 1] = 0x1p-63f;
+    const std::vector<double> c{0x1.000002p-126};
+    const OperandRange r{};
+    const MatmulProblem p{1, 1, k, a.data(), b.data(), r, r};
+    MatmulOptions o;
+    o.accumulator = instruction_accumulator(name);
+    o.c_input = c.data();
+    const std::vector<double> ra(a.begin(), a.end()), rb(b.begin(), b.end());
+    const double want = mma_chain(instr, ra, rb, c[0], {}, {});
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(want), 0u);  // +0
+    for (const SimdTarget& t : simd_targets()) {
+      ScopedSimdTarget pin(t.id);
+      double d = 1.0;
+      matmul_accumulate(p, o, &d);
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(d), 0u) << t.name << ": " << d;
+    }
+  }
 }
 
 // A block whose sum, in units of its grid, has 25 significant bits just
