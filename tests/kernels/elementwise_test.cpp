@@ -394,7 +394,14 @@ void check_streamed_transposes(std::size_t rows) {
     std::size_t cols, offset;
     unsigned threads;
   };
-  for (const Case c : {Case{1088, 0, 1}, Case{1088, 1, 1}, Case{1088, kPerLine - 1, 2}, Case{1030, 1, 1}}) {
+#if defined(LPLAB_SANITIZED)
+  // Under the sanitizers (about 20 times slower): the skewed lined rows on
+  // two threads and the rows off the lines; the release build runs all four.
+  const std::vector<Case> cases{{1088, kPerLine - 1, 2}, {1030, 1, 1}};
+#else
+  const std::vector<Case> cases{{1088, 0, 1}, {1088, 1, 1}, {1088, kPerLine - 1, 2}, {1030, 1, 1}};
+#endif
+  for (const Case c : cases) {
     const std::size_t cols = c.cols, n = rows * cols;
     SCOPED_TRACE("cols " + std::to_string(cols) + ", offset " + std::to_string(c.offset) + ", threads " +
                  std::to_string(c.threads));
