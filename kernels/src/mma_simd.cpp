@@ -152,12 +152,14 @@ HWY_ATTR HWY_INLINE void Tile(D d, const MmaSimdArgs& g, std::size_t i0, std::si
       // is 0 or at least 2^-126 in magnitude and no flush changes it: the
       // products and sums alone. (C entering an instruction is still made
       // +0 where it is -0.)
-      bool coarse = g.lsb_a != nullptr && (c == nullptr || g.c_coarse);
+      // (A row or column of zeros and specials has INT_MAX: any sum with
+      // another's, at least -149, passes.)
+      bool coarse = g.lsb_a != nullptr && g.c_coarse;
       if (coarse) {
         std::int64_t la = INT_MAX, lb = INT_MAX;
         for (std::size_t r = 0; r < R; ++r) la = std::min<std::int64_t>(la, g.lsb_a[i0 + r]);
         for (std::size_t v = 0; v < V; ++v) lb = std::min<std::int64_t>(lb, g.lsb_b[v0 + v]);
-        coarse = la == INT_MAX || lb == INT_MAX || la + lb >= -126;
+        coarse = la + lb >= -126;
       }
       // The pairs (or quads) with every flush, or with none (kFlush false).
       auto run_pairs = [&](auto flushes) HWY_ATTR {
@@ -536,8 +538,8 @@ void run(const MmaModel& model, std::size_t rows, std::size_t n, std::size_t kp,
       lsb_a.assign(rows, INT_MAX);
       lsb_b.assign(ldb / lanes, INT_MAX);
       for (std::size_t i = 0; i < rows * kp; ++i) lsb_a[i / kp] = std::min(lsb_a[i / kp], lsb(ap[i]));
-      for (std::size_t t = 0; t < kp; ++t)
-        for (std::size_t j = 0; j < ldb; ++j) lsb_b[j / lanes] = std::min(lsb_b[j / lanes], lsb(bp[at_b(t, j)]));
+      for (std::size_t i = 0; i < kp * ldb; ++i)  // vector v is bp[v kp lanes, (v + 1) kp lanes)
+        lsb_b[i / (kp * lanes)] = std::min(lsb_b[i / (kp * lanes)], lsb(bp[i]));
       for (std::size_t i = 0; c_in != nullptr && i < rows * ldb; ++i) c_coarse = c_coarse && lsb(cp[i]) >= -126;
     }
   }

@@ -181,6 +181,27 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   // binary16 (nearest-even, the subnormals' grid 2^-24, 2^16 an infinity).
   const bool fp16_nearest = model.nearest && R == 11 && model.emin_out == -14 && model.emax_out == 16;
   (void)fp32_truncated, (void)fp16_nearest;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  // v (a float) to binary16 to nearest-even and back exactly (vcvtps2ph,
+  // vcvtph2ps); adding +0 makes -0 +0.
+  auto binary16 = [&](VF v) HWY_ATTR {
+#if HWY_TARGET == HWY_AVX3
+    const VF h{_mm512_cvtph_ps(_mm512_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))};
+#else
+    const VF h{_mm256_cvtph_ps(_mm256_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT))};
+#endif
+    return hn::Add(h, zero_f);
+  };
+#endif
+#if HWY_TARGET == HWY_AVX3
+  // S rounded to odd at 24 bits: converted toward zero (S's integer part
+  // where it fits), the lost bits' OR in the last bit.
+  auto odd24 = [&](VI S) HWY_ATTR {
+    const VF x{_mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
+    const VI lost = hn::IfThenElseZero(hn::Ne(TruncToInt32(di, x), S), one);
+    return hn::BitCast(df, hn::Or(hn::BitCast(di, x), lost));
+  };
+#endif
   auto step4 = [&](VI S, VI e_full) HWY_ATTR {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
     if (fp16_nearest) {
@@ -191,9 +212,7 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       // with 13 bits more than binary16's 11 makes the two roundings one.
       // Back to float exactly (vcvtph2ps); -0 is +0.
 #if HWY_TARGET == HWY_AVX3
-      VF x{_mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-      const VI lost = hn::IfThenElseZero(hn::Ne(TruncToInt32(di, x), S), one);  // x is S's integer part
-      x = hn::BitCast(df, hn::Or(hn::BitCast(di, x), lost));
+      const VF x = odd24(S);
 #else
       const VI a = hn::Abs(S);
       const VI g = hn::Max(hn::Sub(floor_log2(a), hn::Set(di, 23)), hn::Zero(di));
@@ -204,14 +223,12 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
 #if HWY_TARGET == HWY_AVX3
       // (vscalefps: x 2^p rounded once, for any p.)
       const VF pf = hn::ConvertTo(df, hn::Sub(e_full, hn::Set(di, F)));
-      const __m512 v = _mm512_scalef_round_ps(x.raw, pf.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      const VF h{_mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))};
+      const VF v{_mm512_scalef_round_ps(x.raw, pf.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 #else
       const Split p = split(hn::Sub(e_full, hn::Set(di, F)));
       const VF v = hn::Mul(hn::Mul(x, pow2f(p.p1)), pow2f(p.p2));
-      const VF h{_mm256_cvtph_ps(_mm256_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT))};
 #endif
-      return hn::IfThenElse(hn::Eq(h, zero_f), zero_f, h);
+      return binary16(v);
     }
 #endif
 #if HWY_TARGET == HWY_AVX3
@@ -277,43 +294,35 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   // AVX-512: for fp32 D of a quiet block (below 2^128) S converted and
   // scaled toward zero, as step4's, without the overflow's second scaling;
   // for fp16 D step4's rounding to odd, scaled to nearest by one
-  // multiplication, and vcvtps2ph (adding +0 makes -0 +0). On AVX2 in
-  // double halves (below).
+  // multiplication, and binary16. On AVX2 in double halves (below).
   auto step4_plain = [&](VI S, VF down) HWY_ATTR {
     const VF up = hn::BitCast(df, hn::Sub(hn::Set(di, 254 << 23), hn::BitCast(di, down)));
 #if HWY_TARGET == HWY_AVX2
-    if (fp32_truncated) {
-      // In double halves: S and 2^(E - F) exact, their product exact, its
-      // significand cut to R bits (a mask: every nonzero |S| 2^(E - F) is
-      // at least 2^-126, a normal float; below 2^128 truncated to 24 bits it
-      // is a float, at 2^128 or more the conversion's infinity), converted
-      // to float exactly.
-      const __m256d keep = _mm256_castsi256_pd(_mm256_set1_epi64x(~((std::int64_t{1} << (52 - (R - 1))) - 1)));
-      const __m256d lo = _mm256_and_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(S.raw)),
-                                                     _mm256_cvtps_pd(_mm256_castps256_ps128(up.raw))), keep);
-      const __m256d hi = _mm256_and_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(S.raw, 1)),
-                                                     _mm256_cvtps_pd(_mm256_extractf128_ps(up.raw, 1))), keep);
-      return VF{_mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1)};
-    }
-    // fp16 D: S 2^(E - F) exact in double halves, rounded to odd at 24
-    // bits (the 29 bits below cut, their OR in the last bit kept), converted
-    // to float exactly (an infinity from 2^128: binary16's too), then
-    // vcvtps2ph to nearest-even, as step4's.
-    const __m256i cut = _mm256_set1_epi64x((std::int64_t{1} << 29) - 1);
-    const __m256i odd_bit = _mm256_set1_epi64x(std::int64_t{1} << 29);
-    auto to_odd = [&](__m256d d) HWY_ATTR {
-      const __m256i bits = _mm256_castpd_si256(d);
-      const __m256i exact = _mm256_cmpeq_epi64(_mm256_and_si256(bits, cut), _mm256_setzero_si256());
-      const __m256i kept = _mm256_or_si256(_mm256_andnot_si256(cut, bits), _mm256_andnot_si256(exact, odd_bit));
-      return _mm256_cvtpd_ps(_mm256_castsi256_pd(kept));
+    // S 2^(E - F) in double halves, exact (every nonzero one at least
+    // 2^-126, a normal float), each half's significand cut to 24 bits by
+    // `cut`, then converted to float exactly (2^128 or more: the
+    // conversion's infinity).
+    const __m256d lo = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(S.raw)),
+                                     _mm256_cvtps_pd(_mm256_castps256_ps128(up.raw)));
+    const __m256d hi = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(S.raw, 1)),
+                                     _mm256_cvtps_pd(_mm256_extractf128_ps(up.raw, 1)));
+    auto to_float = [&](auto cut) HWY_ATTR {
+      return VF{_mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(cut(lo))), _mm256_cvtpd_ps(cut(hi)), 1)};
     };
-    const __m128 lo = to_odd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(S.raw)),
-                                           _mm256_cvtps_pd(_mm256_castps256_ps128(up.raw))));
-    const __m128 hi = to_odd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(S.raw, 1)),
-                                           _mm256_cvtps_pd(_mm256_extractf128_ps(up.raw, 1))));
-    const __m256 v = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-    const VF h{_mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT))};
-    return hn::Add(h, zero_f);
+    if (fp32_truncated) {
+      // fp32 D: truncated to R bits (a mask).
+      const __m256d keep = _mm256_castsi256_pd(_mm256_set1_epi64x(~((std::int64_t{1} << (52 - (R - 1))) - 1)));
+      return to_float([&](__m256d d) HWY_ATTR { return _mm256_and_pd(d, keep); });
+    }
+    // fp16 D: rounded to odd at 24 bits (the 29 bits below cut, their OR in
+    // the last bit kept), then to binary16, as step4's.
+    const __m256i low = _mm256_set1_epi64x((std::int64_t{1} << 29) - 1);
+    const __m256i odd_bit = _mm256_set1_epi64x(std::int64_t{1} << 29);
+    return binary16(to_float([&](__m256d d) HWY_ATTR {
+      const __m256i bits = _mm256_castpd_si256(d);
+      const __m256i exact = _mm256_cmpeq_epi64(_mm256_and_si256(bits, low), _mm256_setzero_si256());
+      return _mm256_castsi256_pd(_mm256_or_si256(_mm256_andnot_si256(low, bits), _mm256_andnot_si256(exact, odd_bit)));
+    }));
 #elif HWY_TARGET == HWY_AVX3
     if (fp32_truncated) {
       const __m512 x = _mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
@@ -321,12 +330,7 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       if (R == 14) r = hn::BitCast(df, hn::And(hn::BitCast(di, r), hn::Set(di, ~0x3FF)));
       return r;
     }
-    VF x{_mm512_cvt_roundepi32_ps(S.raw, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)};
-    const VI lost = hn::IfThenElseZero(hn::Ne(TruncToInt32(di, x), S), one);
-    x = hn::BitCast(df, hn::Or(hn::BitCast(di, x), lost));
-    const __m512 v = _mm512_mul_ps(x.raw, up.raw);
-    const VF h{_mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))};
-    return hn::Add(h, zero_f);
+    return binary16(hn::Mul(odd24(S), up));
 #else
     (void)S, (void)up;
     return zero_f;  // never called: the block loop calls it on AVX3 and AVX2 alone
