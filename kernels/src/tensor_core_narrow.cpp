@@ -202,35 +202,11 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
     return hn::BitCast(df, hn::Or(hn::BitCast(di, x), lost));
   };
 #endif
+  // (fp16 D reaches step4 only on targets below AVX2: every block of an fp16
+  // D is plain, as no such preset has block scales and each has F >= 2 and
+  // E >= min(zero_exponent, emin_out) >= F - 126 (mma_test checks it); the
+  // int32 steps below are right for any model.)
   auto step4 = [&](VI S, VI e_full) HWY_ATTR {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-    if (fp16_nearest) {
-      // S rounded to odd at 24 bits (toward zero, the lost bits' OR in the
-      // last bit), scaled exactly by 2^p, p = e_full - F (a value the
-      // scaling may round lies below 2^-126, far below half of binary16's
-      // smallest subnormal), then vcvtps2ph to nearest-even: rounding to odd
-      // with 13 bits more than binary16's 11 makes the two roundings one.
-      // Back to float exactly (vcvtph2ps); -0 is +0.
-#if HWY_TARGET == HWY_AVX3
-      const VF x = odd24(S);
-#else
-      const VI a = hn::Abs(S);
-      const VI g = hn::Max(hn::Sub(floor_log2(a), hn::Set(di, 23)), hn::Zero(di));
-      const VI t = shl(shr(a, g), g);
-      const VI odd = hn::Or(t, hn::IfThenElseZero(hn::Ne(t, a), shl(one, g)));
-      const VF x = hn::ConvertTo(df, hn::IfThenElse(hn::Lt(S, hn::Zero(di)), hn::Neg(odd), odd));  // 24 bits: exact
-#endif
-#if HWY_TARGET == HWY_AVX3
-      // (vscalefps: x 2^p rounded once, for any p.)
-      const VF pf = hn::ConvertTo(df, hn::Sub(e_full, hn::Set(di, F)));
-      const VF v{_mm512_scalef_round_ps(x.raw, pf.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
-#else
-      const Split p = split(hn::Sub(e_full, hn::Set(di, F)));
-      const VF v = hn::Mul(hn::Mul(x, pow2f(p.p1)), pow2f(p.p2));
-#endif
-      return binary16(v);
-    }
-#endif
 #if HWY_TARGET == HWY_AVX3
     if (fp32_truncated) {
       // S converted toward zero is |S| truncated to 24 bits, x; then x 2^p,
@@ -293,8 +269,11 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
   // down's), for fp32 D (truncated to 24 or 14 bits) and fp16 D. On
   // AVX-512: for fp32 D of a quiet block (below 2^128) S converted and
   // scaled toward zero, as step4's, without the overflow's second scaling;
-  // for fp16 D step4's rounding to odd, scaled to nearest by one
-  // multiplication, and binary16. On AVX2 in double halves (below).
+  // for fp16 D S rounded to odd at 24 bits (odd24), scaled by one
+  // multiplication (exact: a plain block has E - F >= -126, so a nonzero
+  // |S| 2^(E - F) of 24 bits is a normal float), then binary16 to
+  // nearest-even: rounding to odd with 13 bits more than binary16's 11 makes
+  // the two roundings one. On AVX2 in double halves (below).
   auto step4_plain = [&](VI S, VF down) HWY_ATTR {
     const VF up = hn::BitCast(df, hn::Sub(hn::Set(di, 254 << 23), hn::BitCast(di, down)));
 #if HWY_TARGET == HWY_AVX2
@@ -315,7 +294,10 @@ HWY_ATTR HWY_INLINE void NarrowTile(const NarrowArgs& c, const float* const* HWY
       return to_float([&](__m256d d) HWY_ATTR { return _mm256_and_pd(d, keep); });
     }
     // fp16 D: rounded to odd at 24 bits (the 29 bits below cut, their OR in
-    // the last bit kept), then to binary16, as step4's.
+    // the last bit kept), then to binary16 to nearest-even (vcvtps2ph):
+    // rounding to odd with 13 bits more than binary16's 11 makes the two
+    // roundings one. (S 2^(E - F) is exact in double: no value is rounded
+    // before the odd cut.)
     const __m256i low = _mm256_set1_epi64x((std::int64_t{1} << 29) - 1);
     const __m256i odd_bit = _mm256_set1_epi64x(std::int64_t{1} << 29);
     return binary16(to_float([&](__m256d d) HWY_ATTR {

@@ -414,6 +414,25 @@ TEST(MmaMatmul, every_preset_equals_the_scalar_chain_on_every_target) {
   EXPECT_GT(seen.size(), 100u);
 }
 
+// The narrow kernel's AVX-512 and AVX2 step 4 for fp16 D serves plain
+// blocks alone (tensor_core_narrow.cpp): it holds for every preset with fp16
+// C and D, which has no block scales, F >= 2, and F - 126 at or below both a
+// zero term's exponent and fp16's least normal one (E, the largest exponent
+// of a block's terms, C's among them, is at least either).
+TEST(MmaMatmul, every_fp16_output_block_is_plain_in_the_narrow_kernel) {
+  int seen = 0;
+  for (const MmaInstruction& instr : mma_instructions()) {
+    const MmaModel& m = instr.model;
+    if (m.rounding != MmaRounding::nearest_fp16) continue;
+    SCOPED_TRACE(instr.name);
+    ++seen;
+    EXPECT_EQ(m.scale_block, 0);
+    EXPECT_GE(m.fraction_bits, 2);
+    EXPECT_GE(std::min(m.zero_exponent, m.emin_d), m.fraction_bits - 126);
+  }
+  EXPECT_GT(seen, 10);
+}
+
 // A block whose sum passes 2^128 is an infinity where D is fp32, on every
 // target, and so is every block after it (a special C): in lane 0 of a
 // tile whose other lanes are quiet (C and products near 1), C the largest
