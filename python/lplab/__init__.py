@@ -55,6 +55,7 @@ def _documented(f):
 
 
 _new_array = object.__new__
+_convert_new = _lplab.convert_new
 _ndarray = np.ndarray
 _empty = np.empty
 
@@ -91,10 +92,18 @@ def convert(x: Any, to: str, *, round: str = "nearest_even", overflow: str = "ie
     ``out``: an Array of ``to`` (or a C-contiguous array of its codes) of x's
     shape to write into instead of a new one. ``threads``: 0 uses every core.
     """
-    # The common case inline (a numpy float array, a new result): this is
-    # the call whose overhead benchmarks/python_bench.py measures.
-    if type(x) is _ndarray and x.dtype.kind == "f" and format is None:
-        arr, fmt = x, ""
+    # The common case (a numpy float array into a new result) in one call of
+    # the extension: the call whose overhead benchmarks/python_bench.py
+    # measures. It gives None for an array it does not take.
+    if type(x) is _ndarray and format is None:
+        if out is None and not flags:
+            y = _convert_new(x, to, round, overflow, seed, threads)
+            if y is not None:
+                return y
+        if x.dtype.kind == "f" and x.dtype.isnative:
+            arr, fmt = x, ""
+        else:
+            arr, fmt = _operand(x, format)
     else:
         arr, fmt = _operand(x, format)
     name = _NAMES.get(to) or _canonical(to)

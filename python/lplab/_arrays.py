@@ -177,15 +177,20 @@ class Array:
         return f"lplab.Array({self.format}, shape={self.shape}, values={values})"
 
 
+_lplab._set_array_class(Array)  # convert_new's results are Arrays
+
+
 def operand(x: Any, format: str | None = None, name: str = "x"):
     """(array, format name or "") for the extension: see the module's docstring."""
-    if type(x) is np.ndarray and x.dtype.kind == "f":  # the common case first
+    if type(x) is np.ndarray and x.dtype.kind == "f" and x.dtype.isnative:  # the common case first
         return x, format or ""
     if isinstance(x, Array):
         if format is not None and canonical(format) != x.format:
             raise ValueError(f"{name}: an Array of {x.format}, not {format}")
         return x.codes, x.format
     if isinstance(x, np.ndarray):
+        if not x.dtype.isnative:  # another byte order: the values in this machine's, copied
+            x = x.astype(x.dtype.newbyteorder("="))
         dt = x.dtype
         if dt.kind == "V" or type(dt).__module__.startswith("ml_dtypes") or dt.type.__module__.startswith("ml_dtypes"):
             fmt = dt.name

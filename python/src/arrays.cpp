@@ -7,9 +7,14 @@
 #include <cstdlib>
 #include <sys/mman.h>
 #include <new>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "lplab/runtime/text.h"
+
+// numpy's C API, in this file alone (convert_new's arrays).
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#include <numpy/arrayobject.h>
 
 namespace lplab::python {
 
@@ -59,6 +64,17 @@ std::string dtype_text(nb::dlpack::dtype t) {
 void value_error(const std::string& message) { throw std::invalid_argument(message); }
 
 const FormatEntry& format_named(std::string_view name) { return runtime::resolve_format(name); }
+
+const FormatEntry& format_named_cached(std::string_view name) {
+  // (The GIL serialises callers; an entry's address is fixed for the process.)
+  static std::string last;
+  static const FormatEntry* entry = nullptr;
+  if (entry == nullptr || name != last) {
+    entry = &format_named(name);
+    last = name;
+  }
+  return *entry;
+}
 
 const FormatEntry& float32_entry() { return runtime::formats()[0]; }
 
@@ -205,6 +221,89 @@ OutArray new_array(nb::dlpack::dtype dtype, const std::vector<std::size_t>& shap
   if (p == nullptr) throw std::bad_alloc();
   nb::capsule owner(p, [](void* q) noexcept { std::free(q); });
   return OutArray(p, shape.size(), shape.data(), owner, nullptr, dtype);
+}
+
+namespace {
+
+// The package's Array class and its slots' names, kept for the process (no
+// destructor runs at exit, when Python is gone).
+struct PackageObjects {
+  PyObject* array_class = nullptr;
+  PyObject* codes_name = nullptr;
+  PyObject* format_name = nullptr;
+  std::unordered_map<const FormatEntry*, PyObject*> names;  // each format's name, made once
+};
+
+PackageObjects& package_objects() {
+  static PackageObjects* p = [] {
+    if (PyArray_ImportNumPyAPI() < 0) throw nb::python_error();
+    auto* o = new PackageObjects;
+    o->codes_name = PyUnicode_InternFromString("codes");
+    o->format_name = PyUnicode_InternFromString("format");
+    return o;
+  }();
+  return *p;
+}
+
+}  // namespace
+
+void set_package_array_class(nb::handle cls) {
+  if (!PyType_Check(cls.ptr())) throw nb::type_error("_set_array_class: a class");
+  PackageObjects& o = package_objects();
+  Py_XDECREF(o.array_class);
+  o.array_class = nb::borrow(cls).release().ptr();
+}
+
+static_assert(NPY_MAXDIMS <= 64);
+
+bool numpy_floats(nb::handle x, ArrayRef& ref, std::int64_t (&strides)[64]) {
+  package_objects();  // numpy's API imported
+  if (!PyArray_CheckExact(x.ptr())) return false;
+  auto* a = reinterpret_cast<PyArrayObject*>(x.ptr());
+  const int type = PyArray_TYPE(a);
+  if ((type != NPY_FLOAT && type != NPY_DOUBLE && type != NPY_HALF) || !PyArray_ISNOTSWAPPED(a) ||
+      !PyArray_ISALIGNED(a))
+    return false;
+  const auto item = static_cast<npy_intp>(PyArray_ITEMSIZE(a));
+  const int nd = PyArray_NDIM(a);
+  for (int i = 0; i < nd; ++i) {
+    if (PyArray_STRIDES(a)[i] % item != 0) return false;
+    strides[i] = PyArray_STRIDES(a)[i] / item;
+  }
+  static_assert(sizeof(npy_intp) == sizeof(std::int64_t));
+  ref = ArrayRef{nb::dlpack::dtype{static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float),
+                                   static_cast<std::uint8_t>(8 * item), 1},
+                 static_cast<std::size_t>(nd), reinterpret_cast<const std::int64_t*>(PyArray_DIMS(a)), strides,
+                 PyArray_DATA(a)};
+  return true;
+}
+
+nb::object new_result_array(const FormatEntry& e, const ArrayRef& like) {
+  package_objects();
+  const int type = format_id(e) == FormatId::float32 ? NPY_FLOAT32
+                   : storage_bytes(e) == 1           ? NPY_UINT8
+                   : storage_bytes(e) == 2           ? NPY_UINT16
+                   : storage_bytes(e) == 4           ? NPY_UINT32
+                                                     : NPY_UINT64;
+  PyObject* r = PyArray_SimpleNew(static_cast<int>(like.ndim), const_cast<npy_intp*>(reinterpret_cast<const npy_intp*>(like.shape)), type);
+  if (r == nullptr) throw nb::python_error();
+  return nb::steal(r);
+}
+
+void* result_data(nb::handle array) { return PyArray_DATA(reinterpret_cast<PyArrayObject*>(array.ptr())); }
+
+nb::object new_package_array(nb::object codes, const FormatEntry& e) {
+  PackageObjects& o = package_objects();
+  if (o.array_class == nullptr) throw std::logic_error("convert_new: lplab._arrays has not set the Array class");
+  PyObject*& name = o.names[&e];
+  if (name == nullptr) name = PyUnicode_FromStringAndSize(e.name.data(), static_cast<Py_ssize_t>(e.name.size()));
+  if (name == nullptr) throw nb::python_error();
+  auto* cls = reinterpret_cast<PyTypeObject*>(o.array_class);
+  nb::object a = nb::steal(cls->tp_alloc(cls, 0));
+  if (!a.is_valid()) throw nb::python_error();
+  if (PyObject_SetAttr(a.ptr(), o.codes_name, codes.ptr()) != 0 || PyObject_SetAttr(a.ptr(), o.format_name, name) != 0)
+    throw nb::python_error();
+  return a;
 }
 
 void* output(const ArrayRef& out, const FormatEntry& e, const Operand& in, const char* what) {

@@ -68,6 +68,8 @@ void def_public(nb::module_& m, const char* name, Func&& f, const Extra&... extr
 // The format called `name` (every name the tool takes, groups refused): a
 // ValueError with the tool's message otherwise.
 const FormatEntry& format_named(std::string_view name);
+// The same, the last name's entry remembered (a call's time; the GIL held).
+const FormatEntry& format_named_cached(std::string_view name);
 // The catalog entry of float32.
 const FormatEntry& float32_entry();
 FormatId format_id(const FormatEntry& e);
@@ -131,6 +133,18 @@ inline void* output(const OutParam& out, const FormatEntry& e, const Operand& in
   return output(ref_of(out), e, in, what);
 }
 inline void* data_of(OutArray& a) { return a.data(); }
+
+// lplab.convert's common call (convert.cpp: convert_new) through numpy's C
+// API: x, where it is a numpy array (not a subclass) of float16, float32 or
+// float64 in native byte order, aligned, as a ref (its strides in elements
+// written to `strides`; false otherwise); a new C-contiguous numpy array of
+// like's shape and e's storage dtype; its memory; and the package's Array of
+// those codes in e (the class set by lplab._arrays through _set_array_class).
+bool numpy_floats(nb::handle x, ArrayRef& ref, std::int64_t (&strides)[64]);
+nb::object new_result_array(const FormatEntry& e, const ArrayRef& like);
+void* result_data(nb::handle array);
+nb::object new_package_array(nb::object codes, const FormatEntry& e);
+void set_package_array_class(nb::handle cls);
 
 // Rounds every element of `in` into `to`, written row-major and contiguous
 // at `out` (convert.cpp: the kernels' path for the pair and layout).

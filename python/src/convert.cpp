@@ -157,6 +157,55 @@ void bind_convert(nb::module_& m) {
         "Rounds every element of x into `to`, written to out (C-contiguous, x's shape, the codes' dtype): the "
         "flag counts, or None. Underflow counts tiny results that are also inexact (IEEE 754-2019 7.5): an "
         "exact subnormal raises none.");
+  // The package's common call, lplab.convert(x, to[, round, overflow, seed,
+  // threads]) on a numpy array of floats into a new result, in one step:
+  // the result allocated (numpy's C API), converted into and named (an Array,
+  // or the float32 array itself) here, so that the call adds little to the
+  // kernel's (benchmarks/python_bench.py). None where x is not such an
+  // array: the package then takes its general path.
+  m.def("convert_new",
+        [](nb::handle x, std::string_view to, std::string_view round, std::string_view overflow,
+           std::uint64_t seed, unsigned threads) -> nb::object {
+          ArrayRef ref;
+          std::int64_t strides[64];
+          if (!numpy_floats(x, ref, strides)) return nb::none();
+          const FormatEntry& target = format_named_cached(to);
+          const kernels::ConvertOptions o{.round = round_named(round), .overflow = overflow_named(overflow),
+                                          .seed = seed, .threads = threads};
+          nb::object codes = new_result_array(target, ref);
+          // float32 or float16 in row-major order into a compiled format:
+          // the kernel on the whole array, as convert_into's contiguous path
+          // (without building its Operand); else convert_into.
+          const FormatId from = ref.dtype.bits == 32 ? FormatId::float32
+                                : ref.dtype.bits == 16 ? FormatId::float16
+                                                       : FormatId::none;
+          std::size_t n = 1;
+          bool row_major = true;
+          for (std::size_t d = ref.ndim; d-- > 0;) {
+            row_major &= ref.shape[d] == 1 || ref.strides[d] == static_cast<std::int64_t>(n);
+            n *= static_cast<std::size_t>(ref.shape[d]);
+          }
+          if (n == 0) {
+            // (nothing to convert)
+          } else if (from != FormatId::none && row_major && target.declared == nullptr) {
+            const std::size_t in_bytes = ref.dtype.bits / 8, out_bytes = storage_bytes(target);
+            void* out = result_data(codes);
+            without_gil(n, [&](std::size_t begin, std::size_t end) {
+              kernels::ConvertOptions chunk = o;
+              chunk.first_index = begin;
+              kernels::bulk_convert(format_id(target), from, static_cast<const std::uint8_t*>(ref.data) + begin * in_bytes,
+                                    static_cast<std::uint8_t*>(out) + begin * out_bytes, end - begin, chunk);
+            });
+          } else {
+            convert_into(operand(ref, "", "x"), target, result_data(codes), o);
+          }
+          return format_id(target) == FormatId::float32 ? codes : new_package_array(std::move(codes), target);
+        },
+        nb::arg("x"), nb::arg("to"), nb::arg("round"), nb::arg("overflow"), nb::arg("seed"), nb::arg("threads"),
+        "lplab.convert's common case: a numpy float array x rounded into `to`, a new Array (a float32 array for "
+        "float32), or None where x is not a numpy array of floats.");
+  m.def("_set_array_class", [](nb::handle cls) { set_package_array_class(cls); }, nb::arg("cls"),
+        "The package's Array class, which convert_new's results are (set once, by lplab._arrays).");
   m.def("decode",
         [](const InArray& x, const std::string& x_format, bool float64) {
           const Operand in = operand(x, x_format, "x");

@@ -228,6 +228,59 @@ def test_the_entry_reads_every_kind_of_array():
         _lplab.convert(x, "", np.empty(x.shape, np.uint16), "float8_e4m3fn", "nearest_even", "ieee", 0, False, 1)
 
 
+@pytest.mark.parametrize("fmt", FORMATS + ["e3m3:bias=3:fn"])
+def test_the_one_call_path_equals_the_general_one(fmt):
+    # lplab.convert(x, to) on a numpy float array is one call of the
+    # extension (_lplab.convert_new: numpy's C API, the kernel on the whole
+    # array); with out= (or flags=) it takes the general path. Both must give
+    # the same bits, class and format for every layout and input dtype.
+    x = sample(6_000, seed=8)
+    with np.errstate(over="ignore"):
+        half = x.astype(np.float16)
+    cases = {"float32": x, "float64": x.astype(np.float64) * (1 + 2.0 ** -40), "float16": half,
+             "2-D": x[:6000].reshape(60, 100), "transposed": x[:6000].reshape(60, 100).T,
+             "strided": x[::3], "0-d": np.array(x[25]), "empty": x[:0].reshape(0, 4),
+             "byte-swapped": x.astype(">f4"), "subclass": np.asmatrix(x[:100])}
+    for name, v in cases.items():  # the one call takes these, and leaves the others to the general path
+        taken = lplab._lplab.convert_new(v, fmt, "nearest_even", "ieee", 0, 1) is not None
+        assert taken == (name not in ("byte-swapped", "subclass")), name
+    for r in ("nearest_even", "stochastic", "toward_zero"):
+        for name, v in cases.items():
+            got = lplab.convert(v, fmt, round=r, seed=5, overflow="saturate")
+            want_dtype = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[lplab._lplab.storage_bits(fmt)]
+            out = lplab.Array(np.empty(v.shape, want_dtype), fmt) if fmt != "float32" else np.empty(v.shape, np.float32)
+            want = lplab.convert(v, fmt, round=r, seed=5, overflow="saturate", out=out)
+            assert type(got) is type(want), name
+            got_codes = got if fmt == "float32" else got.codes
+            want_codes = want if fmt == "float32" else want.codes
+            assert got_codes.shape == np.shape(v) and got_codes.dtype == want_codes.dtype, name
+            assert got_codes.flags.c_contiguous, name
+            assert np.asarray(got_codes).tobytes() == np.asarray(want_codes).tobytes(), (name, r)
+            if fmt != "float32":
+                assert got.format == lplab.format_name(fmt)
+
+
+def test_the_one_call_path_across_chunks_and_threads():
+    # Beyond the GIL-keeping size, with threads, stochastic bits by index.
+    x = np.random.default_rng(2).standard_normal(300_001).astype(np.float32)
+    for threads in (1, 2):
+        got = lplab.convert(x, "e4m3", round="stochastic", seed=9, threads=threads)
+        out = lplab.Array(np.empty(x.shape, np.uint8), "e4m3")
+        lplab.convert(x, "e4m3", round="stochastic", seed=9, threads=threads, out=out)
+        assert (got.codes == out.codes).all()
+
+
+def test_the_one_call_path_refuses_as_the_general_one():
+    x = np.ones(3, np.float32)
+    for bad in ({"to": "fp9"}, {"to": "e4m3", "round": "sideways"}, {"to": "e4m3", "overflow": "wrap"}):
+        kw = {"round": "nearest_even", "overflow": "ieee", **bad}
+        with pytest.raises(ValueError) as fast:
+            lplab.convert(x, **kw)
+        with pytest.raises(ValueError) as general:
+            lplab.convert(x, flags=True, **kw)
+        assert str(fast.value) == str(general.value)
+
+
 def test_dlpack_round_trip_with_numpy():
     a = lplab.convert(np.arange(6, dtype=np.float32).reshape(2, 3), "bf16")
     view = np.from_dlpack(a)
