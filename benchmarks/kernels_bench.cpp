@@ -267,6 +267,40 @@ void BM_vcvtneps2bf16(benchmark::State& state) {
 }
 #endif
 
+// The CPU extensions' kernels (cpu_extensions.cpp) against the same call
+// with them forbidden, on the best target, N(0, 1) data: range(1) the
+// kernel (0: float -> bf16, 1: fp16 add, 2: fp16 mul, 3: fp16 sqrt),
+// range(2) 1 allowed, 0 forbidden. Values per second count outputs.
+void BM_extensions(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  const int kind = static_cast<int>(state.range(1));
+  lplab::kernels::force_thread_cpu_extensions(state.range(2) != 0);
+  const auto& in = inputs(n);
+  std::vector<lplab::float16> a(n), b(n), y(n);
+  std::vector<lplab::bfloat16> bf(n);
+  lplab::kernels::convert(std::span<const float>(in), std::span(a));
+  for (std::size_t i = 0; i < n; ++i) b[i] = a[(i * 7919) % n];
+  using lplab::kernels::View;
+  const View<const lplab::float16> va(a.data(), {n}), vb(b.data(), {n});
+  const View<lplab::float16> vy(y.data(), {n});
+  for (auto _ : state) {
+    switch (kind) {
+      case 0: lplab::kernels::convert(std::span<const float>(in), std::span(bf)); break;
+      case 1: lplab::kernels::add(va, vb, vy); break;
+      case 2: lplab::kernels::mul(va, vb, vy); break;
+      default: lplab::kernels::sqrt(va, vy); break;
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::DoNotOptimize(bf.data());
+    benchmark::ClobberMemory();
+  }
+  record(state, n);
+  std::string used;
+  for (const std::string& e : lplab::kernels::cpu_extensions()) used += (used.empty() ? "" : ",") + e;
+  state.SetLabel(lplab::kernels::current_simd_target().name + (used.empty() ? "" : "+" + used));
+  lplab::kernels::force_thread_cpu_extensions(true);
+}
+
 constexpr int kMaxTargets = 6;
 constexpr auto kRne = static_cast<std::int64_t>(Round::nearest_even);
 
@@ -320,6 +354,11 @@ void register_all() {
       benchmark::RegisterBenchmark(("threads/" + std::string(kinds[k]) + (threads == 0 ? "/all" : "/one")).c_str(),
                                    BM_threads, k, threads)
           ->UseRealTime();
+  const char* ext_kinds[] = {"ext/float->bf16", "ext/fp16 add", "ext/fp16 mul", "ext/fp16 sqrt"};
+  for (int k = 0; k < 4; ++k)
+    benchmark::RegisterBenchmark(ext_kinds[k], BM_extensions)
+        ->ArgsProduct({sizes_all, {k}, {1, 0}})
+        ->ArgNames({"n", "kind", "extensions"});
   base("scalar/float->e4m3", BM_scalar_from_float<lplab::float8_e4m3fn>, sizes_in);
   base("scalar/float->e5m2", BM_scalar_from_float<lplab::float8_e5m2>, sizes_in);
   base("copy/4->1 bytes", BM_copy_bytes<std::uint8_t>, sizes_all);
@@ -371,6 +410,15 @@ void summary() {
   line("mx/float->mxfp8_e4m3/" + in, "bulk/float->e4m3/" + in + "/target:0" + rne, "plain float->e4m3");
   line("mx/float->mxfp4 packed/" + in, "bulk/float->e2m1/" + in + "/target:0" + rne, "plain float->e2m1");
   line("mx/float->mxfp8_e4m3/" + out, "copy/4->1 bytes/" + out, "copy of the same bytes");
+  std::printf("\nCPU extensions (best target, N(0, 1) data): allowed against forbidden, G values/s\n");
+  const char* ext_kinds[] = {"ext/float->bf16", "ext/fp16 add", "ext/fp16 mul", "ext/fp16 sqrt"};
+  for (int k = 0; k < 4; ++k)
+    for (const std::string& size : {in, out}) {
+      const std::string stem = std::string(ext_kinds[k]) + "/" + size + "/kind:" + std::to_string(k);
+      const double on = rate(stem + "/extensions:1"), off = rate(stem + "/extensions:0");
+      std::printf("  %-18s %-10s %8.3f %8.3f  %.2fx  (%s)\n", ext_kinds[k] + 4, size.c_str(), on / 1e9, off / 1e9,
+                  on / off, bench::label(stem + "/extensions:1").c_str());
+    }
   std::printf("\nout of cache (%zu values), every core against one (G values/s):\n", kOutOfCache);
   for (const char* k : {"float->e4m3", "float->bf16", "mxfp8_e4m3", "mxfp4 packed"}) {
     const double one = rate(std::string("threads/") + k + "/one"), all = rate(std::string("threads/") + k + "/all");

@@ -135,9 +135,10 @@ void encode_range(const Kernels& k, const float* in, void* out, std::size_t n, s
   }
 }
 
-// One thread's share: [begin, end) of the whole call.
+// One thread's share: [begin, end) of the whole call. bf16_extension: the
+// calling thread's avx512_bf16_active(), which its workers take.
 void convert_range(FormatId to, FormatId from, const void* in, void* out, std::size_t begin,
-                   std::size_t end, const ConvertOptions& o, FlagCounts* stats) {
+                   std::size_t end, const ConvertOptions& o, FlagCounts* stats, bool bf16_extension) {
   const Kernels& kt = kernels_of(to);
   const Kernels& kf = kernels_of(from);
   const auto* src = static_cast<const std::byte*>(in) + begin * kf.code_bytes;
@@ -150,6 +151,14 @@ void convert_range(FormatId to, FormatId from, const void* in, void* out, std::s
     else kf.decode(DecodeArgs{src, result, n, float_arithmetic_exact()});
     finish_float_results(result, n, o.overflow, stats);
   } else if (from == FormatId::float32) {
+    // float -> bfloat16 to nearest-even under IEEE overflow, no flags: by
+    // AVX-512 BF16 where the thread uses it (cpu_extensions.cpp).
+    if (bf16_extension && to == FormatId::bfloat16 && o.round == Round::nearest_even &&
+        o.overflow == Overflow::ieee && stats == nullptr) {
+      detail::encode_bf16_nearest_avx512bf16(reinterpret_cast<const float*>(src),
+                                             reinterpret_cast<std::uint16_t*>(dst), n);
+      return;
+    }
     encode_range(kt, reinterpret_cast<const float*>(src), dst, n, first, o, stats);
   } else {
     // Into bfloat16 or float16 where every value of the source is one there
@@ -203,8 +212,9 @@ void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::si
   unsigned threads = options.threads == 0 ? std::max(1u, std::thread::hardware_concurrency())
                                           : options.threads;
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, n / kPerThread)));
+  const bool bf16_extension = detail::avx512_bf16_active();
   if (threads <= 1) {
-    convert_range(to, from, in, out, 0, n, options, options.stats);
+    convert_range(to, from, in, out, 0, n, options, options.stats, bf16_extension);
     return;
   }
   // Contiguous shares, each a multiple of 64 elements so that no two threads
@@ -219,7 +229,7 @@ void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::si
     // Workers run the target the caller's thread runs.
     pool.emplace_back([=, &options, forced = t_forced] {
       t_forced = forced;
-      convert_range(to, from, in, out, begin, end, options, stats);
+      convert_range(to, from, in, out, begin, end, options, stats, bf16_extension);
     });
   }
   for (auto& th : pool) th.join();

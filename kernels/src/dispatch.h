@@ -38,6 +38,12 @@ std::int64_t current_target_id();
 // LookupBytes).
 bool avx512_vbmi_active();
 void lookup_bytes_vbmi(const std::uint8_t* table, const std::uint8_t* in, std::uint8_t* out, std::size_t n);
+// AVX-512 FP16 and BF16 likewise: fp16 in and out, one correctly rounded op
+// (kernel_args.h's FusedArgs; false, nothing done, for what it does not
+// serve), and float -> bfloat16 to nearest-even under IEEE overflow.
+bool avx512_fp16_active();
+bool avx512_bf16_active();
+void encode_bf16_nearest_avx512bf16(const float* in, std::uint16_t* out, std::size_t n);
 }  // namespace detail
 
 }  // namespace lplab::kernels

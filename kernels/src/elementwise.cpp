@@ -182,7 +182,7 @@ void map_unary(std::span<const Step> chain, const Operand& x, const Output& y, c
   if (chain.size() == 1 && x.format == y.format && o.round == Round::nearest_even && o.compute != Compute::fp64) {
     FusedArgs f{.binary = false, .unary = chain[0].op, .binary_op = Binary::add, .param = chain[0].param,
                 .a = nullptr, .b = nullptr, .out = nullptr, .n = 0, .overflow = o.overflow,
-                .float_arithmetic_exact = float_arithmetic_exact()};
+                .float_arithmetic_exact = float_arithmetic_exact(), .avx512_fp16 = detail::avx512_fp16_active()};
     if (fused_elementwise(y.format, f)) {
       for_item_codes(walker(codes_chunk), n - done, o.threads, y, {&x}, [&](const auto& in, void* out, std::size_t count) {
         FusedArgs g = f;
@@ -296,7 +296,7 @@ void map_binary(Binary op, float alpha, const Operand& a, const Operand& b, cons
   if (a.format == y.format && b.format == y.format && o.round == Round::nearest_even && o.compute != Compute::fp64) {
     FusedArgs f{.binary = true, .unary = Unary::identity, .binary_op = op, .param = alpha, .a = nullptr,
                 .b = nullptr, .out = nullptr, .n = 0, .overflow = o.overflow,
-                .float_arithmetic_exact = float_arithmetic_exact()};
+                .float_arithmetic_exact = float_arithmetic_exact(), .avx512_fp16 = detail::avx512_fp16_active()};
     if (fused_elementwise(y.format, f)) {
       for_item_codes(walker(codes_chunk), n - done, o.threads, y, {&a, &b}, [&](const auto& in, void* out, std::size_t count) {
         FusedArgs g = f;

@@ -188,7 +188,10 @@ HWY_AFTER_NAMESPACE();
 namespace lplab::kernels {
 HWY_EXPORT(Fused);
 namespace detail {
-bool fused_elementwise(FormatId format, const FusedArgs& args) { return LPLAB_DISPATCH(Fused)(format, args); }
+bool fused_elementwise(FormatId format, const FusedArgs& args) {
+  if (format == FormatId::float16 && args.avx512_fp16 && fused_fp16_avx512fp16(args)) return true;
+  return LPLAB_DISPATCH(Fused)(format, args);
+}
 }  // namespace detail
 }  // namespace lplab::kernels
 #endif

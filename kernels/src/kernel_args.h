@@ -61,12 +61,19 @@ struct FusedArgs {
   std::size_t n;
   Overflow overflow;
   bool float_arithmetic_exact;  // as EncodeArgs'
+  // Whether the calling thread uses AVX-512 FP16 (avx512_fp16_active(), read
+  // where the call is planned: the workers take the caller's choice).
+  bool avx512_fp16 = false;
 };
 
 namespace detail {
-// Runs a fused call on this thread's target; false (nothing done) where it
-// does not serve the format, op or policy.
+// Runs a fused call on this thread's target, or by AVX-512 FP16 where
+// args.avx512_fp16 and it serves the call; false (nothing done) where
+// neither serves the format, op or policy.
 bool fused_elementwise(FormatId format, const FusedArgs& args);
+// The AVX-512 FP16 kernel (cpu_extensions.cpp): fp16 codes in and out;
+// false, nothing done, for an op it does not serve.
+bool fused_fp16_avx512fp16(const FusedArgs& args);
 }  // namespace detail
 
 }  // namespace lplab::kernels

@@ -5,6 +5,8 @@
 // inputs. Each comparison is bit for bit, flag counts included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -444,6 +446,50 @@ TEST(BulkConvert, underflow_counts_tiny_inexact_results_only) {
 #if defined(__x86_64__)
 // vcvtps2ph and float arithmetic depend on MXCSR's DAZ and FTZ bits; lplab's
 // kernels use integer code only, so a caller's DAZ/FTZ changes nothing.
+// float -> bfloat16 to nearest-even under IEEE overflow without flags, by
+// AVX-512 BF16's vcvtne2ps2bf16 where the CPU has it (cpu_extensions.cpp;
+// it reads subnormal inputs as zeros, which the kernel mends), and with the
+// extensions forbidden: both against the scalar core on the quick inputs,
+// a subnormal at every lane of a 32-lane block among normals, NaNs with
+// payloads, and lengths and offsets that leave tails.
+TEST(BulkConvert, bfloat16_with_and_without_extensions) {
+  std::vector<float> in = quick_inputs();
+  for (std::size_t lane = 0; lane < 32; ++lane)
+    for (float tiny : {0x1.8p-140f, -0x1.fffffcp-127f, 0x1p-149f, 0x1.00018p-133f}) {
+      std::vector<float> block(32, 1.0f + static_cast<float>(lane) * 0x1p-10f);
+      block[lane] = tiny;
+      in.insert(in.end(), block.begin(), block.end());
+    }
+  for (std::uint32_t bits : {0x7F800001u, 0xFFBFFFFFu, 0x7FC12345u, 0x7F7FFFFFu, 0xFF7F8000u, 0x00008000u})
+    in.push_back(std::bit_cast<float>(bits));
+  std::vector<bfloat16> want(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) want[i] = lplab::convert<bfloat16>(in[i], Round::nearest_even, Overflow::ieee);
+  bool ran = false;
+  for (bool extensions : {true, false}) {
+    kernels::force_thread_cpu_extensions(extensions);
+    for_each_target([&](const std::string& target) {
+      const std::vector<std::string> used = kernels::cpu_extensions();
+      const bool bf16 = std::find(used.begin(), used.end(), "AVX512_BF16") != used.end();
+      EXPECT_TRUE(extensions || !bf16);
+      ran |= bf16;
+      std::vector<bfloat16> out(in.size());
+      kernels::convert(std::span<const float>(in), std::span(out));
+      for (std::size_t i = 0; i < in.size(); ++i)
+        ASSERT_EQ(out[i].bits(), want[i].bits()) << target << (extensions ? "" : " without extensions") << " input "
+                                                 << hex(detail::bit_cast<std::uint32_t>(in[i]));
+      for (std::size_t offset : {1u, 17u})
+        for (std::size_t len : {1u, 15u, 16u, 17u, 31u, 33u, 95u}) {
+          std::vector<bfloat16> part(len, bfloat16::from_bits(0x1234));
+          kernels::convert(std::span<const float>(in).subspan(offset, len), std::span(part));
+          for (std::size_t i = 0; i < len; ++i)
+            ASSERT_EQ(part[i].bits(), want[offset + i].bits()) << target << " offset " << offset << " length " << len;
+        }
+    });
+  }
+  kernels::force_thread_cpu_extensions(true);
+  if (!ran) std::printf("note: this CPU lacks AVX-512 BF16 (or AVX3): vcvtne2ps2bf16 did not run here\n");
+}
+
 TEST(BulkConvert, results_do_not_depend_on_daz_or_ftz) {
   std::vector<float> in;
   for (std::uint32_t b = 1; b < 0x01000000u; b += 0x1F3) in.push_back(detail::bit_cast<float>(b));

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <random>
 #include <span>
@@ -509,6 +510,76 @@ TEST(Elementwise, one_byte_tables_with_and_without_extensions) {
   }
   force_thread_cpu_extensions(true);
   if (!vbmi_ran) std::printf("note: this CPU lacks AVX-512 VBMI (or AVX3): the vpermi2b lookup did not run here\n");
+}
+
+// fp16 add, mul, square, sqrt and scale by a binary16 factor, fp16 in and
+// out, to nearest-even under either overflow policy: by AVX-512 FP16 (vaddph,
+// vmulph, vsqrtph; cpu_extensions.cpp) where the CPU has it, and with the
+// extensions forbidden by the fp32 route. Each against IEEE's binary16
+// result computed in double by the scalar core (a sum or product of two
+// binary16 values is exact in double; a square root rounded to double and
+// then to binary16 is rounded once: 53 >= 2 x 11 + 2): every code against
+// 97 others (specials, subnormals, ties), lengths with tails. A NaN result
+// must be a NaN, with the same bits both ways.
+TEST(Elementwise, fp16_arithmetic_with_and_without_extensions) {
+  const std::size_t n = 65536 + 29;
+  std::vector<float16> a(n), b(n);
+  std::uint32_t s = 12345;
+  auto next = [&s] { return s = s * 1664525u + 1013904223u; };
+  const std::uint16_t picks[] = {0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0xBC00, 0x3C01, 0x7BFF, 0xFBFF,
+                                 0x7C00, 0xFC00, 0x7C01, 0x7E00, 0xFE55, 0x1400, 0x5BFF, 0x3555, 0x0200, 0x77FF};
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = float16::from_bits(static_cast<std::uint16_t>(i));
+    const std::uint32_t r = next();
+    // b: a special pick, a near neighbour of a (cancellation), or random.
+    b[i] = float16::from_bits(r % 5 == 0   ? picks[(r >> 8) % std::size(picks)]
+                              : r % 5 == 1 ? static_cast<std::uint16_t>((i ^ 0x8000) + ((r >> 8) % 5) - 2)
+                                           : static_cast<std::uint16_t>(r >> 16));
+  }
+  struct Case {
+    const char* name;
+    std::function<void(std::vector<float16>&, const ElementwiseOptions&)> run;
+    std::function<double(double, double)> exact;
+  };
+  const std::vector<Case> cases = {
+      {"add", [&](auto& y, const auto& o) { add(View<const float16>(a.data(), {n}), View<const float16>(b.data(), {n}), View<float16>(y.data(), {n}), o); },
+       [](double x, double z) { return x + z; }},
+      {"mul", [&](auto& y, const auto& o) { mul(View<const float16>(a.data(), {n}), View<const float16>(b.data(), {n}), View<float16>(y.data(), {n}), o); },
+       [](double x, double z) { return x * z; }},
+      {"square", [&](auto& y, const auto& o) { square(View<const float16>(a.data(), {n}), View<float16>(y.data(), {n}), o); },
+       [](double x, double) { return x * x; }},
+      {"sqrt", [&](auto& y, const auto& o) { lplab::kernels::sqrt(View<const float16>(a.data(), {n}), View<float16>(y.data(), {n}), o); },
+       [](double x, double) { return std::sqrt(x); }},
+      {"scale", [&](auto& y, const auto& o) { scale(View<const float16>(a.data(), {n}), -0.375f, View<float16>(y.data(), {n}), o); },
+       [](double x, double) { return -0.375 * x; }},
+  };
+  bool ran = false;
+  for (const Case& c : cases)
+    for (Overflow ov : {Overflow::ieee, Overflow::saturate}) {
+      std::vector<float16> with(n), without(n);
+      for (bool extensions : {true, false}) {
+        force_thread_cpu_extensions(extensions);
+        on_every_target([&] {
+          const std::vector<std::string> used = cpu_extensions();
+          ran |= std::find(used.begin(), used.end(), "AVX512_FP16") != used.end();
+          std::vector<float16>& y = extensions ? with : without;
+          c.run(y, ElementwiseOptions{.overflow = ov});
+          for (std::size_t i = 0; i < n; ++i) {
+            const float16 want = lplab::convert<float16>(c.exact(static_cast<double>(a[i]), static_cast<double>(b[i])),
+                                                         Round::nearest_even, ov);
+            if (isnan(want)) {
+              ASSERT_TRUE(isnan(y[i])) << c.name << " element " << i;
+            } else {
+              ASSERT_EQ(y[i].bits(), want.bits()) << c.name << (extensions ? "" : " without extensions") << " a "
+                                                   << a[i].bits() << " b " << b[i].bits();
+            }
+          }
+        });
+      }
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(with[i].bits(), without[i].bits()) << c.name << " element " << i;
+    }
+  force_thread_cpu_extensions(true);
+  if (!ran) std::printf("note: this CPU lacks AVX-512 FP16 (or AVX3): vaddph/vmulph/vsqrtph did not run here\n");
 }
 
 // Two one-byte inputs of at least 2^19 elements: the op is a 65,536-entry
