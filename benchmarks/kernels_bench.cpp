@@ -269,7 +269,7 @@ void BM_vcvtneps2bf16(benchmark::State& state) {
 
 // The CPU extensions' kernels (cpu_extensions.cpp) against the same call
 // with them forbidden, on the best target, N(0, 1) data: range(1) the
-// kernel (0: float -> bf16, 1: fp16 add, 2: fp16 mul, 3: fp16 sqrt),
+// kernel (0: float -> bf16, 1: fp16 add, 2: fp16 mul),
 // range(2) 1 allowed, 0 forbidden. Values per second count outputs.
 void BM_extensions(benchmark::State& state) {
   const std::size_t n = static_cast<std::size_t>(state.range(0));
@@ -287,8 +287,7 @@ void BM_extensions(benchmark::State& state) {
     switch (kind) {
       case 0: lplab::kernels::convert(std::span<const float>(in), std::span(bf)); break;
       case 1: lplab::kernels::add(va, vb, vy); break;
-      case 2: lplab::kernels::mul(va, vb, vy); break;
-      default: lplab::kernels::sqrt(va, vy); break;
+      default: lplab::kernels::mul(va, vb, vy); break;
     }
     benchmark::DoNotOptimize(y.data());
     benchmark::DoNotOptimize(bf.data());
@@ -354,8 +353,8 @@ void register_all() {
       benchmark::RegisterBenchmark(("threads/" + std::string(kinds[k]) + (threads == 0 ? "/all" : "/one")).c_str(),
                                    BM_threads, k, threads)
           ->UseRealTime();
-  const char* ext_kinds[] = {"ext/float->bf16", "ext/fp16 add", "ext/fp16 mul", "ext/fp16 sqrt"};
-  for (int k = 0; k < 4; ++k)
+  const char* ext_kinds[] = {"ext/float->bf16", "ext/fp16 add", "ext/fp16 mul"};
+  for (int k = 0; k < 3; ++k)
     benchmark::RegisterBenchmark(ext_kinds[k], BM_extensions)
         ->ArgsProduct({sizes_all, {k}, {1, 0}})
         ->ArgNames({"n", "kind", "extensions"});
@@ -411,8 +410,8 @@ void summary() {
   line("mx/float->mxfp4 packed/" + in, "bulk/float->e2m1/" + in + "/target:0" + rne, "plain float->e2m1");
   line("mx/float->mxfp8_e4m3/" + out, "copy/4->1 bytes/" + out, "copy of the same bytes");
   std::printf("\nCPU extensions (best target, N(0, 1) data): allowed against forbidden, G values/s\n");
-  const char* ext_kinds[] = {"ext/float->bf16", "ext/fp16 add", "ext/fp16 mul", "ext/fp16 sqrt"};
-  for (int k = 0; k < 4; ++k)
+  const char* ext_kinds[] = {"ext/float->bf16", "ext/fp16 add", "ext/fp16 mul"};
+  for (int k = 0; k < 3; ++k)
     for (const std::string& size : {in, out}) {
       const std::string stem = std::string(ext_kinds[k]) + "/" + size + "/kind:" + std::to_string(k);
       const double on = rate(stem + "/extensions:1"), off = rate(stem + "/extensions:0");

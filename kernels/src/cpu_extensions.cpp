@@ -16,13 +16,15 @@
 // fp16_arithmetic_with_and_without_extensions; convert_test:
 // bfloat16_with_and_without_extensions). The kernels:
 //   AVX512_VBMI  vpermi2b: the one-byte tables of elementwise ops;
-//   AVX512_FP16  vaddph, vmulph, vsqrtph: fp16 add, mul, square, sqrt and
-//                scale by an fp16 value, fp16 in and out, to nearest-even.
-//                Each is IEEE's correctly rounded binary16 operation, which
-//                the fp32 route (decode, the op in float, vcvtps2ph) equals:
-//                float's 24 bits are at least 2 x 11 + 2, so rounding the
-//                float result again to binary16 is one rounding (Figueroa,
-//                "When is double rounding innocuous?", 1995);
+//   AVX512_FP16  vaddph, vmulph: fp16 add, mul, square and scale by an
+//                fp16 value, fp16 in and out, to nearest-even. Each is
+//                IEEE's correctly rounded binary16 operation, which the fp32
+//                route (decode, the op in float, vcvtps2ph) equals: float's
+//                24 bits are at least 2 x 11 + 2, so rounding the float
+//                result again to binary16 is one rounding (Figueroa, "When
+//                is double rounding innocuous?", 1995). (vsqrtph is exact
+//                too but slower than the fp32 route on Sapphire Rapids,
+//                0.57x: docs/kernels.md.)
 //   AVX512_BF16  vcvtne2ps2bf16: float -> bfloat16 to nearest-even with IEEE
 //                overflow, the NaN rule of round.h (sign and high payload
 //                kept, the quiet bit set). It reads subnormal inputs as
@@ -199,7 +201,7 @@ void encode_bf16_nearest_avx512bf16(const float*, std::uint16_t*, std::size_t) {
 #define LPLAB_FP16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512fp16")))
 namespace {
 
-enum class Fp16Op { add, mul, square, sqrt, scale };
+enum class Fp16Op { add, mul, square, scale };
 
 // out[i] = op(a[i], b[i]) on 32 binary16 lanes at a time, the tail by masked
 // loads and a masked store; under saturation the result clamped to +-65504
@@ -214,7 +216,6 @@ LPLAB_FP16 void fp16_loop(const std::uint16_t* a, const std::uint16_t* b, std::u
     if constexpr (kOp == Fp16Op::add) r = _mm512_add_ph(x, y);
     else if constexpr (kOp == Fp16Op::mul) r = _mm512_mul_ph(x, y);
     else if constexpr (kOp == Fp16Op::square) r = _mm512_mul_ph(x, x);
-    else if constexpr (kOp == Fp16Op::sqrt) r = _mm512_sqrt_ph(x);
     else r = _mm512_mul_ph(param, x);  // scale: param * x, as ops::Scale
     return saturate ? _mm512_min_ph(hi, _mm512_max_ph(lo, r)) : r;
   };
@@ -251,7 +252,6 @@ LPLAB_FP16 bool fused_fp16_avx512fp16(const FusedArgs& f) {
   }
   switch (f.unary) {
     case Unary::square: fp16_loop<Fp16Op::square>(a, nullptr, out, f.n, none, sat); return true;
-    case Unary::sqrt: fp16_loop<Fp16Op::sqrt>(a, nullptr, out, f.n, none, sat); return true;
     case Unary::scale: {
       // param a binary16 value (its product with any binary16 is exact in
       // float: the two routes round the same product once); else declined.

@@ -514,8 +514,9 @@ TEST(Elementwise, one_byte_tables_with_and_without_extensions) {
 
 // fp16 add, mul, square, sqrt and scale by a binary16 factor, fp16 in and
 // out, to nearest-even under either overflow policy: by AVX-512 FP16 (vaddph,
-// vmulph, vsqrtph; cpu_extensions.cpp) where the CPU has it, and with the
-// extensions forbidden by the fp32 route. Each against IEEE's binary16
+// vmulph; cpu_extensions.cpp) where the CPU has it (sqrt, which it declines,
+// by the fp32 route either way), and with the extensions forbidden by the
+// fp32 route. Each against IEEE's binary16
 // result computed in double by the scalar core (a sum or product of two
 // binary16 values is exact in double; a square root rounded to double and
 // then to binary16 is rounded once: 53 >= 2 x 11 + 2): every code against
