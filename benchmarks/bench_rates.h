@@ -5,7 +5,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -36,6 +39,37 @@ inline std::string label(const std::string& name) {
 // Sets counter `name` to per_iteration units per second.
 inline void rate_counter(benchmark::State& state, const char* name, double per_iteration) {
   state.counters[name] = benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The largest cache's bytes on this machine (Linux: the sizes sysfs gives
+// for cpu0's caches), 0 where none can be read.
+inline std::size_t largest_cache_bytes() {
+  std::size_t best = 0;
+  for (int i = 0; i < 16; ++i) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::string s;
+    if (!(f >> s) || s.empty()) continue;
+    std::size_t v = std::strtoull(s.c_str(), nullptr, 10);
+    switch (s.back()) {
+      case 'K': v <<= 10; break;
+      case 'M': v <<= 20; break;
+      case 'G': v <<= 30; break;
+      default: break;
+    }
+    best = std::max(best, v);
+  }
+  return best;
+}
+
+// The bytes of one array of an "out of cache" run: the smallest power of two
+// that is at least `minimum` and 1.5 x the largest cache (a server's L3 of a
+// few hundred MiB holds the 64 MiB arrays that leave a desktop's), so that no
+// iteration finds its data in a cache.
+inline std::size_t out_of_cache_bytes(std::size_t minimum = std::size_t{64} << 20) {
+  const std::size_t want = std::max(minimum, largest_cache_bytes() / 2 * 3);
+  std::size_t b = 1;
+  while (b < want) b <<= 1;
+  return b;
 }
 
 template <class T>

@@ -38,15 +38,21 @@
 
 namespace {
 
-constexpr std::size_t kInCache = std::size_t{1} << 14;    // 16K values: 64 KiB of floats out
-constexpr std::size_t kOutOfCache = std::size_t{1} << 24;  // 16M values: 64 MiB of floats out
+constexpr std::size_t kInCache = std::size_t{1} << 14;  // 16K values: 64 KiB of floats out
+// Out of cache: floats out of at least 64 MiB and 1.5 x the largest cache
+// (bench_rates.h; 2^27 values, 512 MiB, where the L3 is 300 MiB).
+const std::size_t kOutOfCache = bench::out_of_cache_bytes() / sizeof(float);
 
 enum class Data { quarter, normal, mx, codes };
 constexpr const char* kDataNames[] = {"quarter", "normal", "mx", "codes"};
 
-// N(0, sigma^2) floats (bench_rates.h's N(0, 1) sample, scaled).
+// N(0, sigma^2) floats (bench_rates.h's N(0, 1) sample, drawn once per
+// size, scaled).
 std::vector<float> gaussian(std::size_t n, double sigma) {
-  std::vector<float> v = bench::normal<float>(n, 7);
+  static std::map<std::size_t, std::vector<float>> drawn;
+  std::vector<float>& base = drawn[n];
+  if (base.empty()) base = bench::normal<float>(n, 7);
+  std::vector<float> v(base);
   for (float& x : v) x = static_cast<float>(x * sigma);
   return v;
 }
@@ -147,7 +153,7 @@ const std::vector<Format> kFormats = [] {
     if (std::string_view(f.name) != "float32") v.push_back(f);
   return v;
 }();
-const std::size_t kSizes[] = {kInCache, kOutOfCache};
+const std::size_t kSizes[] = {kInCache, kOutOfCache};  // (kOutOfCache set before main runs)
 
 std::string run_name(const std::string& format, const std::string& to, std::size_t n, int data) {
   return "decode/" + format + "->" + to + "/n:" + std::to_string(n) + "/data:" + std::to_string(data);
@@ -168,8 +174,9 @@ void register_all() {
 }
 
 void summary() {
-  std::printf("\nCPU: %s; SIMD target: %s\n", lplab::kernels::cpu_model().c_str(),
-              lplab::kernels::current_simd_target().name.c_str());
+  std::printf("\nCPU: %s; SIMD target: %s; in cache %zu values, out of cache %zu (largest cache %zu MiB)\n",
+              lplab::kernels::cpu_model().c_str(), lplab::kernels::current_simd_target().name.c_str(), kInCache,
+              kOutOfCache, bench::largest_cache_bytes() >> 20);
   for (const Output& o : kOutputs) {
     const std::string to = o.name;
     const bool narrow = to != "float";

@@ -37,7 +37,15 @@ namespace {
 
 using lplab::kernels::View;
 
-constexpr std::size_t kRows = 4096, kCols = 4096;  // 16M elements: out of every cache of one core
+// Every array takes kArrayBytes: at least 64 MiB and 1.5 x the largest
+// cache (bench_rates.h; 512 MiB where the L3 is 300 MiB), kCols columns of
+// rows<T>() rows, so that no iteration finds its data in a cache.
+constexpr std::size_t kCols = 4096;
+const std::size_t kArrayBytes = bench::out_of_cache_bytes();
+template <class T>
+std::size_t rows() {
+  return kArrayBytes / sizeof(T) / kCols;
+}
 constexpr const char* kOps[] = {"relu", "scale", "add"};
 constexpr const char* kFormats[] = {"float", "bf16", "fp16", "e4m3", "e5m2"};
 constexpr int kMaxTargets = 6;
@@ -60,7 +68,7 @@ void BM_memcpy(benchmark::State& state, std::size_t n) {
 }
 
 #if defined(__x86_64__)
-// The bare transposing copy y = x^T of a 4096 x 4096 matrix of Code as the
+// The bare transposing copy y = x^T of a kRows x 4096 matrix of Code as the
 // engine walks a transposed input (strided_walk.h): tiles one cache line of
 // y wide and 16 KiB of codes tall, the next tile's lines of x prefetched,
 // 16-byte blocks transposed in registers by unpacking (SSE2) into a buffer,
@@ -68,6 +76,7 @@ void BM_memcpy(benchmark::State& state, std::size_t n) {
 // conversion: the bound of a transposed view's traffic on this machine.
 template <class Code>
 void transpose_bare(const Code* x, Code* y) {
+  const std::size_t kRows = rows<Code>();
   constexpr std::size_t L = 16 / sizeof(Code), kTc = 64 / sizeof(Code), kTr = 16384 / 64;
   auto lo = [](__m128i a, __m128i b) {
     if constexpr (sizeof(Code) == 1) return _mm_unpacklo_epi8(a, b);
@@ -116,7 +125,7 @@ void transpose_bare(const Code* x, Code* y) {
 
 template <class Code>
 void BM_transpose(benchmark::State& state) {
-  const std::size_t n = kRows * kCols;
+  const std::size_t n = rows<Code>() * kCols;
   std::vector<Code> x(n, 1);
   // Streamed lines: y 64-byte aligned.
   const std::unique_ptr<Code, decltype(&std::free)> y(static_cast<Code*>(std::aligned_alloc(64, n * sizeof(Code))),
@@ -139,9 +148,17 @@ float apply(int op, float a, float b) {
   }
 }
 
-// op on a 4096 x 4096 tensor (transposed: the input viewed as its
-// transpose), on SIMD target `target` (index into simd_targets(); -1: best)
-// with `threads` threads.
+// The inputs of format T: N(0, 1) rounded in, drawn once (each array
+// takes seconds to draw at these sizes).
+template <class T>
+const std::vector<T>& inputs(int which) {
+  static const std::vector<T> x = normal<T>(rows<T>() * kCols, 3), x2 = normal<T>(rows<T>() * kCols, 4);
+  return which == 0 ? x : x2;
+}
+
+// op on a rows<T>() x 4096 tensor (transposed: the input viewed as a
+// 4096 x rows<T>() tensor's transpose), on SIMD target `target` (index into
+// simd_targets(); -1: best) with `threads` threads.
 template <class T>
 void BM_op(benchmark::State& state, int op, bool transposed, int target, unsigned threads) {
   const auto targets = lplab::kernels::simd_targets();
@@ -150,11 +167,12 @@ void BM_op(benchmark::State& state, int op, bool transposed, int target, unsigne
     return;
   }
   lplab::kernels::ScopedSimdTarget pin(target < 0 ? targets.front().id : targets[static_cast<std::size_t>(target)].id);
-  const std::size_t n = kRows * kCols;
-  const auto x = normal<T>(n, 3), x2 = normal<T>(n, 4);
+  const std::size_t kRows = rows<T>(), n = kRows * kCols;
+  const std::vector<T>&x = inputs<T>(0), &x2 = inputs<T>(1);
   std::vector<T> y(n);
   View<const T> vx(x.data(), {kRows, kCols}), vx2(x2.data(), {kRows, kCols});
-  if (transposed) vx = vx.transpose(0, 1);
+  // (The transposed view reads the same codes as a kCols x kRows array.)
+  if (transposed) vx = View<const T>(x.data(), {kCols, kRows}).transpose(0, 1);
   const View<T> vy(y.data(), {kRows, kCols});
   const lplab::kernels::ElementwiseOptions o{.threads = threads};
   for (auto _ : state) {
@@ -173,8 +191,8 @@ void BM_op(benchmark::State& state, int op, bool transposed, int target, unsigne
 // The scalar path: decode, op and round element by element with the core.
 template <class T>
 void BM_scalar(benchmark::State& state, int op) {
-  const std::size_t n = kRows * kCols;
-  const auto x = normal<T>(n, 3), x2 = normal<T>(n, 4);
+  const std::size_t n = rows<T>() * kCols;
+  const std::vector<T>&x = inputs<T>(0), &x2 = inputs<T>(1);
   std::vector<T> y(n);
   for (auto _ : state) {
     for (std::size_t i = 0; i < n; ++i)
@@ -207,19 +225,19 @@ void register_format(const std::string& name, int targets) {
 void summary() {
   const auto targets = lplab::kernels::simd_targets();
   const int nt = std::min<int>(kMaxTargets, static_cast<int>(targets.size()));
-  std::printf("\nCPU: %s; %u hardware threads; 4096 x 4096 elements; rates in GB/s moved (read + written)\n",
-              lplab::kernels::cpu_model().c_str(), std::thread::hardware_concurrency());
-  const std::size_t sizes[] = {4, 2, 2, 1, 1};
+  std::printf("\nCPU: %s; %u hardware threads; arrays of %zu MiB (largest cache %zu MiB), 4096 columns; rates in "
+              "GB/s moved (read + written)\n",
+              lplab::kernels::cpu_model().c_str(), std::thread::hardware_concurrency(), kArrayBytes >> 20,
+              bench::largest_cache_bytes() >> 20);
   std::printf("the bare transposing copy (the engine's walk, no conversion), against memcpy of the same bytes:\n");
   for (std::size_t size : {4, 2, 1}) {
-    const double copy = rate("memcpy/" + std::to_string(kRows * kCols * size)),
-                 t = rate("transpose/" + std::to_string(size));
+    const double copy = rate("memcpy/" + std::to_string(kArrayBytes)), t = rate("transpose/" + std::to_string(size));
     std::printf("  %zu-byte elements: %6.2f GB/s, %.2fx memcpy\n", size, t / 1e9, t / copy);
   }
   std::printf("%-12s %-8s %-10s %8s %7s %8s %7s %9s %8s\n", "op/format", "target", "memcpy", "contig", "x copy",
               "transp", "x copy", "tr/contig", "x scalar");
   for (int f = 0; f < 5; ++f) {
-    const double copy = rate("memcpy/" + std::to_string(kRows * kCols * sizes[f]));
+    const double copy = rate("memcpy/" + std::to_string(kArrayBytes));
     for (const char* op : kOps) {
       const std::string base = std::string(op) + "/" + kFormats[f];
       const double scalar = rate("scalar/" + base);
@@ -240,9 +258,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const int targets = std::min<int>(kMaxTargets, static_cast<int>(lplab::kernels::simd_targets().size()));
-  for (std::size_t size : {1, 2, 4})
-    benchmark::RegisterBenchmark(("memcpy/" + std::to_string(kRows * kCols * size)).c_str(), BM_memcpy,
-                                 kRows * kCols * size);
+  benchmark::RegisterBenchmark(("memcpy/" + std::to_string(kArrayBytes)).c_str(), BM_memcpy, kArrayBytes);
 #if defined(__x86_64__)
   benchmark::RegisterBenchmark("transpose/4", BM_transpose<std::uint32_t>)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("transpose/2", BM_transpose<std::uint16_t>)->Unit(benchmark::kMillisecond);

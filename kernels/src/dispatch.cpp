@@ -16,6 +16,7 @@
 #include "hwy/highway.h"
 #include "hwy/targets.h"
 #include "kernel_args.h"
+#include "strided_walk.h"
 #include "lplab/kernels/targets.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -199,6 +200,26 @@ void apply_environment() {
   });
 }
 
+// A share [begin, end) whose output goes past the caches: converted a slice
+// at a time into a buffer that stays in L1, each slice's lines streamed to
+// out (detail::stream_bytes), so that the output's lines are never read
+// first, as a large memcpy writes them; then fenced.
+void convert_streamed(FormatId to, FormatId from, const void* in, void* out, std::size_t begin, std::size_t end,
+                      const ConvertOptions& o, FlagCounts* stats, bool bf16_extension) {
+  constexpr std::size_t kSlice = 4096;
+  const std::size_t in_bytes = kernels_of(from).code_bytes, out_bytes = kernels_of(to).code_bytes;
+  alignas(64) unsigned char buffer[kSlice * 8];
+  for (std::size_t s = begin; s < end; s += kSlice) {
+    const std::size_t len = std::min(kSlice, end - s);
+    ConvertOptions slice = o;
+    slice.first_index = o.first_index + s;
+    convert_range(to, from, static_cast<const unsigned char*>(in) + s * in_bytes, buffer, 0, len, slice, stats,
+                  bf16_extension);
+    detail::stream_bytes(static_cast<unsigned char*>(out) + s * out_bytes, buffer, len * out_bytes);
+  }
+  detail::fence_streams();
+}
+
 }  // namespace
 
 void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
@@ -213,8 +234,15 @@ void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::si
                                           : options.threads;
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, n / kPerThread)));
   const bool bf16_extension = detail::avx512_bf16_active();
+  // An output of at least detail::linear_stream_from() bytes (past the
+  // last-level cache) is streamed.
+  const bool stream = n * kernels_of(to).code_bytes >= detail::linear_stream_from();
+  auto run = [&](std::size_t begin, std::size_t end, FlagCounts* stats) {
+    if (stream) convert_streamed(to, from, in, out, begin, end, options, stats, bf16_extension);
+    else convert_range(to, from, in, out, begin, end, options, stats, bf16_extension);
+  };
   if (threads <= 1) {
-    convert_range(to, from, in, out, 0, n, options, options.stats, bf16_extension);
+    run(0, n, options.stats);
     return;
   }
   // Contiguous shares, each a multiple of 64 elements so that no two threads
@@ -227,9 +255,9 @@ void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::si
     const std::size_t end = t + 1 == threads ? n : std::min(n, begin + share);
     FlagCounts* stats = options.stats != nullptr ? &counts[t] : nullptr;
     // Workers run the target the caller's thread runs.
-    pool.emplace_back([=, &options, forced = t_forced] {
+    pool.emplace_back([=, &run, forced = t_forced] {
       t_forced = forced;
-      convert_range(to, from, in, out, begin, end, options, stats, bf16_extension);
+      run(begin, end, stats);
     });
   }
   for (auto& th : pool) th.join();

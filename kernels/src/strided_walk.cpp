@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "lplab/kernels/convert.h"
 
 #if defined(__SSE2__)
@@ -18,6 +20,25 @@
 namespace lplab::kernels::detail {
 
 void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
+
+namespace {
+// 0: the machine's threshold; else this thread's (ScopedLinearStreamFrom).
+thread_local std::size_t t_linear_stream_from = 0;
+}  // namespace
+
+std::size_t linear_stream_from() {
+  static const std::size_t machine = [] {
+    long cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (cache <= 0) cache = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return std::max(kStreamFrom, cache > 0 ? static_cast<std::size_t>(cache) / 4 * 3 : kStreamFrom);
+  }();
+  return t_linear_stream_from != 0 ? t_linear_stream_from : machine;
+}
+
+ScopedLinearStreamFrom::ScopedLinearStreamFrom(std::size_t bytes) : saved_(t_linear_stream_from) {
+  t_linear_stream_from = bytes;
+}
+ScopedLinearStreamFrom::~ScopedLinearStreamFrom() { t_linear_stream_from = saved_; }
 
 namespace {
 
@@ -69,6 +90,7 @@ Walker::Walker(std::initializer_list<WalkOperand> operands, std::size_t start, s
   start_ = linear_ ? start : 0;
   if (linear_ || n_ == 0) {
     items_ = (n_ - start_ + chunk_ - 1) / chunk_;
+    streams_ = n_ * op_[0].bytes >= linear_stream_from();
     return;
   }
   rank_ = y.rank();
@@ -131,6 +153,7 @@ void Walker::item(std::size_t t, Item& it) const {
     it.rows = 1;
     it.cols = std::min(chunk_, n_ - first);
     it.row_step = it.cols;
+    it.stream = streams_;
     for (std::size_t k = 0; k < op_.size(); ++k) it.at[k] = {static_cast<std::ptrdiff_t>(first), 0, 1};
     return;
   }
@@ -222,9 +245,8 @@ void copy_tile(std::size_t bytes, const Block& b, std::size_t rows, std::size_t 
   fail("elementwise: elements of " + std::to_string(bytes) + " bytes");
 }
 
-// Copies n bytes to dst: its whole cache lines by streaming stores (SSE2's
-// movntdq, four to a line: written past the caches, without the read of the
-// line an ordinary store starts with), the bytes around them by memcpy.
+}  // namespace
+
 void stream_bytes(unsigned char* dst, const unsigned char* src, std::size_t n) {
   std::size_t i = 0;
 #if defined(__SSE2__)
@@ -237,8 +259,6 @@ void stream_bytes(unsigned char* dst, const unsigned char* src, std::size_t n) {
   std::memcpy(dst + i, src + i, n - i);
 }
 
-}  // namespace
-
 // (The item functions' contracts are in strided_walk.h.)
 const void* item_codes(FormatId format, const void* data, std::size_t which, const Item& it, void* codes) {
   const std::size_t bytes = element_bytes(format);
@@ -247,11 +267,12 @@ const void* item_codes(FormatId format, const void* data, std::size_t which, con
   return codes;
 }
 void* item_target(const Output& y, const Item& it, void* codes) {
-  if (it.dense(0)) return static_cast<unsigned char*>(y.data) + it.at[0].base * static_cast<std::ptrdiff_t>(element_bytes(y.format));
+  if (it.dense(0) && !it.stream)
+    return static_cast<unsigned char*>(y.data) + it.at[0].base * static_cast<std::ptrdiff_t>(element_bytes(y.format));
   return codes;
 }
 void write_codes(const Output& y, const Item& it, const void* codes) {
-  if (it.dense(0)) return;
+  if (it.dense(0) && !it.stream) return;
   const std::size_t bytes = element_bytes(y.format);
   const Block& b = it.at[0];
   if (!it.stream || b.cs != 1) {
@@ -262,8 +283,12 @@ void write_codes(const Output& y, const Item& it, const void* codes) {
   for (std::size_t r = 0; r < it.rows; ++r)
     stream_bytes(static_cast<unsigned char*>(y.data) + (b.base + static_cast<std::ptrdiff_t>(r) * b.rs) * static_cast<std::ptrdiff_t>(bytes),
                  static_cast<const unsigned char*>(codes) + r * width, width);
+  // (for_items fences a thread's streamed lines once, after its last item.)
+}
+
+void fence_streams() {
 #if defined(__SSE2__)
-  _mm_sfence();  // the streamed lines ordered before any later store (a thread's join among them)
+  _mm_sfence();
 #endif
 }
 

@@ -7,12 +7,18 @@
 // no item is larger than the walk's chunk; a line-wide walk's tiles after
 // the first of a row of tiles begin on a cache line of the output wherever
 // its rows are a whole number of lines apart, and it streams exactly when
-// the output is a line-wide walk of kStreamFrom bytes or more.
+// the output is a line-wide walk of kStreamFrom bytes or more, or a
+// contiguous walk of linear_stream_from() bytes or more.
 #include "strided_walk.h"
+#include "lplab/kernels/elementwise.h"
+#include "lplab/kernels/targets.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -55,7 +61,8 @@ void check_walk(const Walk& w, const std::string& what, bool elements = true, st
   for (std::size_t d = 0; d + 1 < rank; ++d)
     lined = lined && static_cast<std::size_t>(w.out.stride(d)) * w.bytes % kLine == 0;
   const bool full_lines = line_wide && cols >= per_line;
-  const bool want_stream = full_lines && n * w.bytes >= kStreamFrom;
+  const bool linear = w.out.is_contiguous() && w.in.is_contiguous();
+  const bool want_stream = linear ? n * w.bytes >= linear_stream_from() : full_lines && n * w.bytes >= kStreamFrom;
   std::vector<unsigned char> seen(n, 0);
   Item it;
   for (std::size_t t = 0; t < walk.items(); ++t) {
@@ -125,6 +132,21 @@ TEST(StridedWalk, contiguous_walks_are_runs_of_a_chunk) {
   EXPECT_EQ(items, 15u);
 }
 
+TEST(StridedWalk, contiguous_walks_stream_from_the_threshold) {
+  // The machine's threshold: at least kStreamFrom.
+  EXPECT_GE(linear_stream_from(), kStreamFrom);
+  // Lowered on this thread: a contiguous output of that many bytes streams,
+  // one element less does not (check_walk's want_stream).
+  const ScopedLinearStreamFrom lowered(std::size_t{1} << 20);
+  EXPECT_EQ(linear_stream_from(), std::size_t{1} << 20);
+  for (std::size_t bytes : {1, 2, 4}) {
+    const std::size_t n = (std::size_t{1} << 20) / bytes;
+    const Layout at({n}), below({n - 1});
+    check_walk({at, at, 64, bytes}, std::to_string(bytes) + " bytes, streamed");
+    check_walk({below, below, 64, bytes}, std::to_string(bytes) + " bytes, not streamed");
+  }
+}
+
 TEST(StridedWalk, every_element_once_in_every_shape_of_walk) {
   for (std::size_t bytes : {1, 2, 4}) {
     const std::size_t T = kLine / bytes;
@@ -164,6 +186,129 @@ TEST(StridedWalk, every_element_once_in_every_shape_of_walk) {
     check_walk({padded_rows({50, 1000}, 24), Layout({50, 1000}), 0, bytes}, b + "whole rows");
     check_walk({transposed(200, 150), Layout({200, 150}), 0, bytes}, b + "transposed output");
   }
+}
+
+// Streamed contiguous outputs through the engine's paths, the threshold
+// lowered to 1 MiB on this thread: a one-byte input's table (relu on E4M3),
+// the fused kernels (scale on bfloat16 and add on float16), the pair table
+// (add on E4M3) and the general path (E4M3 -> bf16 cast with stochastic
+// rounding), every output 0, 1 and 63 bytes past a 64-byte boundary, on
+// one thread and two, on every target: each element as the scalar core
+// gives it, and nothing outside the output written.
+template <class X, class Y, class Op, class Want>
+void check_streamed_contiguous(const char* what, Op op, Want want) {
+  SCOPED_TRACE(what);
+  const ScopedLinearStreamFrom lowered(std::size_t{1} << 20);
+  const std::size_t n = (std::size_t{3} << 19) / sizeof(Y) + 77;  // 1.5 MiB and a tail
+  std::vector<X> a(n), b(n);
+  std::uint32_t s = 5;
+  for (std::size_t i = 0; i < n; ++i) {
+    s = s * 1664525u + 1013904223u;
+    a[i] = X(static_cast<float>(static_cast<int>(s >> 20) - 2048) / 64.0f);
+    b[i] = X(static_cast<float>(static_cast<int>((s >> 8) & 4095) - 2048) / 128.0f);
+  }
+  std::vector<Y> expect(n);
+  for (std::size_t i = 0; i < n; ++i) expect[i] = want(a[i], b[i], i);
+  for (const SimdTarget& t : simd_targets()) {
+    ScopedSimdTarget pin(t.id);
+    for (std::size_t offset : {0, 1, 63})
+      for (unsigned threads : {1u, 2u}) {
+        std::vector<unsigned char> store(n * sizeof(Y) + 192, 0xA5);
+        const std::size_t lead = (64 - reinterpret_cast<std::uintptr_t>(store.data()) % 64) % 64 + offset * sizeof(Y);
+        Y* y = reinterpret_cast<Y*>(store.data() + lead);
+        op(View<const X>(a.data(), {n}), View<const X>(b.data(), {n}), View<Y>(y, {n}),
+           ElementwiseOptions{.threads = threads});
+        for (std::size_t i = 0; i < n; ++i) {
+          Y got;
+          std::memcpy(&got, store.data() + lead + i * sizeof(Y), sizeof(Y));
+          ASSERT_EQ(got.bits(), expect[i].bits()) << t.name << " offset " << offset << " threads " << threads
+                                                  << " element " << i;
+        }
+        for (std::size_t i = 0; i < lead; ++i) ASSERT_EQ(store[i], 0xA5) << "byte " << i << " before the output";
+        for (std::size_t i = lead + n * sizeof(Y); i < store.size(); ++i)
+          ASSERT_EQ(store[i], 0xA5) << "byte " << i << " after the output";
+      }
+  }
+}
+
+TEST(StridedWalk, streamed_contiguous_outputs_equal_the_scalar_core) {
+  using E4 = float8_e4m3fn;
+  check_streamed_contiguous<E4, E4>(
+      "relu, E4M3", [](auto x, auto, auto y, auto o) { relu(x, y, o); },
+      [](E4 x, E4, std::size_t) { return lplab::convert<E4>(std::isnan(float(x)) ? float(x) : std::max(float(x), 0.0f)); });
+  check_streamed_contiguous<bfloat16, bfloat16>(
+      "scale, bf16", [](auto x, auto, auto y, auto o) { scale(x, -0.75f, y, o); },
+      [](bfloat16 x, bfloat16, std::size_t) { return lplab::convert<bfloat16>(-0.75 * double(x)); });
+  check_streamed_contiguous<float16, float16>(
+      "add, fp16", [](auto x, auto z, auto y, auto o) { add(x, z, y, o); },
+      [](float16 x, float16 z, std::size_t) { return lplab::convert<float16>(double(x) + double(z)); });
+  check_streamed_contiguous<E4, E4>(
+      "add, E4M3", [](auto x, auto z, auto y, auto o) { add(x, z, y, o); },
+      [](E4 x, E4 z, std::size_t) { return lplab::convert<E4>(double(x) + double(z)); });
+  check_streamed_contiguous<E4, bfloat16>(
+      "cast E4M3 -> bf16, stochastic",
+      [](auto x, auto, auto y, auto o) {
+        o.round = Round::stochastic;
+        o.seed = 3;
+        cast(x, y, o);
+      },
+      [](E4 x, E4, std::size_t) { return lplab::convert<bfloat16>(float(x)); });
+}
+
+// Bulk conversions whose output reaches the threshold stream it
+// (dispatch.cpp: a slice at a time through a buffer): with the threshold
+// lowered to 1 MiB, each equals the same call unstreamed (the threshold out
+// of reach) bit for bit, flag counts included, for float -> E4M3 with
+// stochastic rounding and flags, E4M3 -> float, float -> bf16, bf16 -> float
+// and E2M1 -> fp16 (the widening path), outputs 0, 1 and 63 elements past a
+// 64-byte boundary, one thread and two; nothing outside the output written.
+template <class X, class Y>
+void check_streamed_bulk(const char* what, const ConvertOptions& base, bool flags) {
+  SCOPED_TRACE(what);
+  const std::size_t n = (std::size_t{3} << 19) / sizeof(Y) + 4099;  // 1.5 MiB and a tail past a slice
+  std::vector<X> in(n);
+  std::uint32_t s = 11;
+  for (std::size_t i = 0; i < n; ++i) {
+    s = s * 1664525u + 1013904223u;
+    if constexpr (std::is_same_v<X, float>) in[i] = std::ldexp(static_cast<float>(static_cast<int>(s >> 8) - (1 << 23)), -22 - static_cast<int>(s % 13));
+    else in[i] = X::from_bits(static_cast<typename X::storage_type>(s >> 16));
+  }
+  for (std::size_t offset : {0, 1, 63})
+    for (unsigned threads : {1u, 2u}) {
+      ConvertOptions o = base;
+      o.threads = threads;
+      std::vector<unsigned char> got(n * sizeof(Y) + 64 * sizeof(Y) + 128, 0xA5), want = got;
+      const std::size_t lead = (64 - reinterpret_cast<std::uintptr_t>(got.data()) % 64) % 64 + offset * sizeof(Y);
+      const std::size_t lead_w = (64 - reinterpret_cast<std::uintptr_t>(want.data()) % 64) % 64 + offset * sizeof(Y);
+      FlagCounts fg, fw;
+      {
+        const ScopedLinearStreamFrom lowered(std::size_t{1} << 20);
+        o.stats = flags ? &fg : nullptr;
+        bulk_convert(lplab::kernels::format_id<Y>, lplab::kernels::format_id<X>, in.data(), got.data() + lead, n, o);
+      }
+      {
+        const ScopedLinearStreamFrom never(~std::size_t{0});
+        o.stats = flags ? &fw : nullptr;
+        bulk_convert(lplab::kernels::format_id<Y>, lplab::kernels::format_id<X>, in.data(), want.data() + lead_w, n, o);
+      }
+      ASSERT_EQ(std::memcmp(got.data() + lead, want.data() + lead_w, n * sizeof(Y)), 0)
+          << "offset " << offset << " threads " << threads;
+      EXPECT_EQ(fg.inexact, fw.inexact);
+      EXPECT_EQ(fg.overflow, fw.overflow);
+      EXPECT_EQ(fg.underflow, fw.underflow);
+      for (std::size_t i = 0; i < lead; ++i) ASSERT_EQ(got[i], 0xA5) << "byte " << i << " before the output";
+      for (std::size_t i = lead + n * sizeof(Y); i < got.size(); ++i) ASSERT_EQ(got[i], 0xA5) << "byte " << i << " after";
+    }
+}
+
+TEST(StridedWalk, streamed_bulk_conversions_equal_the_unstreamed) {
+  const ConvertOptions rne{};
+  check_streamed_bulk<float, float8_e4m3fn>("float -> E4M3, stochastic, flags",
+                                            ConvertOptions{.round = Round::stochastic, .seed = 4}, true);
+  check_streamed_bulk<float8_e4m3fn, float>("E4M3 -> float", rne, false);
+  check_streamed_bulk<float, bfloat16>("float -> bf16 (AVX-512 BF16 where the CPU has it)", rne, false);
+  check_streamed_bulk<bfloat16, float>("bf16 -> float", rne, false);
+  check_streamed_bulk<float4_e2m1fn, float16>("E2M1 -> fp16", rne, false);
 }
 
 }  // namespace
