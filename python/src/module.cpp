@@ -122,7 +122,8 @@ void bind_formats(nb::module_& m) {
         },
         "Every SIMD target this CPU runs, best first.");
   def_public(m, "cpu_extensions", []() { return kernels::cpu_extensions(); },
-        "The instructions beyond the SIMD target's own that the kernels use now (\"AVX512_VBMI\"): none when "
+        "The instructions beyond the SIMD target's own that the kernels use now (\"AVX512_VBMI\", \"AVX512_FP16\", "
+        "\"AVX512_BF16\"): none when "
         "LPLAB_CPU_EXTENSIONS=off or the target is forced below their base (docs/kernels.md, \"Beyond Highway's "
         "targets\").");
   def_public(m, "force_simd_target",

@@ -67,4 +67,4 @@ def test_public_bindings_are_the_packages():
         assert getattr(lplab, name) is getattr(_lplab, name)
         assert name in lplab.__all__
     assert lplab.simd_target() in lplab.simd_targets()
-    assert set(lplab.cpu_extensions()) <= {"AVX512_VBMI"}
+    assert set(lplab.cpu_extensions()) <= {"AVX512_VBMI", "AVX512_FP16", "AVX512_BF16"}

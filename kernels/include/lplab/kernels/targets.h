@@ -46,8 +46,10 @@ class ScopedSimdTarget {
 };
 
 // Instructions beyond the targets' own that some kernels use where the CPU
-// has them (docs/kernels.md, "Beyond Highway's targets"): "AVX512_VBMI"
-// (vpermi2b: the one-byte tables of elementwise ops), under the AVX3 target.
+// has them (docs/kernels.md, "Beyond Highway's targets"), under the AVX3
+// target: "AVX512_VBMI" (vpermi2b: the one-byte tables of elementwise ops),
+// "AVX512_FP16" (vaddph, vmulph: fp16 add, mul, square, scale) and
+// "AVX512_BF16" (vcvtne2ps2bf16: float -> bfloat16 to nearest-even).
 // Returns the ones calls on this thread use now: none when the target is
 // forced below their base, when LPLAB_CPU_EXTENSIONS=off, or after
 // force_thread_cpu_extensions(false).
