@@ -107,6 +107,9 @@ bool allowed() { return t_allowed >= 0 ? t_allowed == 1 : process_allows(); }
 
 namespace detail {
 
+int thread_cpu_extensions() { return t_allowed; }
+void set_thread_cpu_extensions(int state) { t_allowed = state; }
+
 bool avx512_vbmi_active() {
   return cpu_has_vbmi() && allowed() && current_target_id() == HWY_AVX3;
 }

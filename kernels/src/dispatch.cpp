@@ -222,6 +222,8 @@ void convert_streamed(FormatId to, FormatId from, const void* in, void* out, std
 
 }  // namespace
 
+std::size_t streaming_output_bytes() { return detail::linear_stream_from(); }
+
 void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
                   const ConvertOptions& options) {
   apply_environment();
@@ -255,8 +257,9 @@ void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::si
     const std::size_t end = t + 1 == threads ? n : std::min(n, begin + share);
     FlagCounts* stats = options.stats != nullptr ? &counts[t] : nullptr;
     // Workers run the target the caller's thread runs.
-    pool.emplace_back([=, &run, forced = t_forced] {
+    pool.emplace_back([=, &run, forced = t_forced, extensions = detail::thread_cpu_extensions()] {
       t_forced = forced;
+      detail::set_thread_cpu_extensions(extensions);
       run(begin, end, stats);
     });
   }

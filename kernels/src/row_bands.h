@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "lplab/kernels/matmul.h"
+#include "dispatch.h"
 #include "lplab/kernels/targets.h"
 
 namespace lplab::kernels::detail {
 
 // Runs body(first_row, rows) on bands of [0, m) (a band may be empty), on
 // `threads` threads (0: every core); each worker runs the caller's SIMD
-// target. An exception in a worker, or a failure to start one, is rethrown
+// target and takes its permission for the CPU extensions. An exception in a worker, or a failure to start one, is rethrown
 // after every started worker has been joined.
 template <class F>
 void for_row_bands(std::size_t m, unsigned threads, F&& body) {
@@ -23,6 +24,7 @@ void for_row_bands(std::size_t m, unsigned threads, F&& body) {
   t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, m)));
   if (t <= 1) return body(std::size_t{0}, m);
   const std::int64_t target = current_simd_target().id;
+  const int extensions = thread_cpu_extensions();
   std::vector<std::thread> pool;
   std::vector<std::exception_ptr> errors(t + 1);
   const std::size_t band = (m + t - 1) / t;
@@ -32,6 +34,7 @@ void for_row_bands(std::size_t m, unsigned threads, F&& body) {
       pool.emplace_back([&, w, first, rows] {
         try {
           ScopedSimdTarget pin(target);
+          set_thread_cpu_extensions(extensions);
           body(first, rows);
         } catch (...) {
           errors[w] = std::current_exception();

@@ -70,8 +70,9 @@ const FormatEntry& format_named_cached(std::string_view name) {
   static std::string last;
   static const FormatEntry* entry = nullptr;
   if (entry == nullptr || name != last) {
-    entry = &format_named(name);
+    const FormatEntry* found = &format_named(name);  // (may throw: nothing changed)
     last = name;
+    entry = found;
   }
   return *entry;
 }

@@ -26,6 +26,7 @@
 #include "lplab/runtime/formats.h"
 #include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/convert.h"
+#include "lplab/kernels/convert.h"
 #include "lplab/kernels/view.h"
 
 namespace lplab::python {
@@ -156,6 +157,15 @@ void convert_into(const Operand& in, const FormatEntry& to, void* out, const ker
 // Elements per chunk of a long kernel: a few milliseconds of work, so that
 // Ctrl-C is noticed promptly and the GIL is given back between chunks.
 inline constexpr std::size_t kChunk = std::size_t{1} << 22;
+
+// Elements per chunk of a conversion of n elements into codes of out_bytes:
+// kChunk, or where the whole output is one the kernels stream
+// (kernels::streaming_output_bytes()), enough that every chunk's is too.
+inline std::size_t conversion_chunk(std::size_t n, std::size_t out_bytes) {
+  const std::size_t streamed = kernels::streaming_output_bytes();
+  if (n * out_bytes < streamed) return kChunk;
+  return std::max(kChunk, (streamed + out_bytes - 1) / out_bytes);
+}
 
 // Elements below which a call keeps the GIL: giving it back and taking it
 // again costs more than the work (a few microseconds at most).

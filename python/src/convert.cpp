@@ -118,7 +118,7 @@ void convert_into(const Operand& in, const FormatEntry& to, void* out, const ker
     chunk.first_index = o.first_index + begin;
     kernels::bulk_convert(format_id(to), in.id(), static_cast<const std::uint8_t*>(data) + begin * in_bytes,
                                   static_cast<std::uint8_t*>(out) + begin * out_bytes, end - begin, chunk);
-  });
+  }, conversion_chunk(in.size, out_bytes));
 }
 
 nb::dict flags_dict(const kernels::FlagCounts& c) {
@@ -190,12 +190,16 @@ void bind_convert(nb::module_& m) {
           } else if (from != FormatId::none && row_major && target.declared == nullptr) {
             const std::size_t in_bytes = ref.dtype.bits / 8, out_bytes = storage_bytes(target);
             void* out = result_data(codes);
+            // Without the GIL, x held exported (as the buffer protocol's
+            // readers hold it): no other thread can resize it meanwhile.
+            std::optional<BufferArray> hold;
+            if (n >= kKeepGil) hold.emplace(x, false);
             without_gil(n, [&](std::size_t begin, std::size_t end) {
               kernels::ConvertOptions chunk = o;
               chunk.first_index = begin;
               kernels::bulk_convert(format_id(target), from, static_cast<const std::uint8_t*>(ref.data) + begin * in_bytes,
                                     static_cast<std::uint8_t*>(out) + begin * out_bytes, end - begin, chunk);
-            });
+            }, conversion_chunk(n, out_bytes));
           } else {
             convert_into(operand(ref, "", "x"), target, result_data(codes), o);
           }

@@ -258,11 +258,16 @@ def test_the_one_call_path_equals_the_general_one(fmt):
             assert np.asarray(got_codes).tobytes() == np.asarray(want_codes).tobytes(), (name, r)
             if fmt != "float32":
                 assert got.format == lplab.format_name(fmt)
+            if name == "byte-swapped":  # (both calls above took the general path: against the native array)
+                native = lplab.convert(v.astype("=f4"), fmt, round=r, seed=5, overflow="saturate")
+                native_codes = native if fmt == "float32" else native.codes
+                assert np.asarray(got_codes).tobytes() == np.asarray(native_codes).tobytes(), r
 
 
 def test_the_one_call_path_across_chunks_and_threads():
-    # Beyond the GIL-keeping size, with threads, stochastic bits by index.
-    x = np.random.default_rng(2).standard_normal(300_001).astype(np.float32)
+    # Past one chunk (2^22 elements: the stochastic bits of chunk 2 must
+    # follow the whole array's index) and split between two threads.
+    x = np.random.default_rng(2).standard_normal((1 << 22) + 300_001).astype(np.float32)
     for threads in (1, 2):
         got = lplab.convert(x, "e4m3", round="stochastic", seed=9, threads=threads)
         out = lplab.Array(np.empty(x.shape, np.uint8), "e4m3")

@@ -443,9 +443,6 @@ TEST(BulkConvert, underflow_counts_tiny_inexact_results_only) {
   });
 }
 
-#if defined(__x86_64__)
-// vcvtps2ph and float arithmetic depend on MXCSR's DAZ and FTZ bits; lplab's
-// kernels use integer code only, so a caller's DAZ/FTZ changes nothing.
 // float -> bfloat16 to nearest-even under IEEE overflow without flags, by
 // AVX-512 BF16's vcvtne2ps2bf16 where the CPU has it (cpu_extensions.cpp;
 // it reads subnormal inputs as zeros, which the kernel mends), and with the
@@ -490,6 +487,9 @@ TEST(BulkConvert, bfloat16_with_and_without_extensions) {
   if (!ran) std::printf("note: this CPU lacks AVX-512 BF16 (or AVX3): vcvtne2ps2bf16 did not run here\n");
 }
 
+#if defined(__x86_64__)
+// vcvtps2ph and float arithmetic depend on MXCSR's DAZ and FTZ bits; lplab's
+// kernels use integer code only, so a caller's DAZ/FTZ changes nothing.
 TEST(BulkConvert, results_do_not_depend_on_daz_or_ftz) {
   std::vector<float> in;
   for (std::uint32_t b = 1; b < 0x01000000u; b += 0x1F3) in.push_back(detail::bit_cast<float>(b));

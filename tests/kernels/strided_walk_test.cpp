@@ -265,7 +265,9 @@ TEST(StridedWalk, streamed_contiguous_outputs_equal_the_scalar_core) {
 template <class X, class Y>
 void check_streamed_bulk(const char* what, const ConvertOptions& base, bool flags) {
   SCOPED_TRACE(what);
-  const std::size_t n = (std::size_t{3} << 19) / sizeof(Y) + 4099;  // 1.5 MiB and a tail past a slice
+  // 1.5 MiB of output and a tail past a slice, and at least 2^19 values, so
+  // that two threads each take a share (bulk_convert: 2^18 values a thread).
+  const std::size_t n = std::max((std::size_t{3} << 19) / sizeof(Y), std::size_t{1} << 19) + 4099;
   std::vector<X> in(n);
   std::uint32_t s = 11;
   for (std::size_t i = 0; i < n; ++i) {

@@ -73,6 +73,13 @@ struct ConvertOptions {
   std::uint64_t first_index = 0;
 };
 
+// The bytes of output from which a call writes it by streaming stores, past
+// the caches, as a large memcpy does: three quarters of the largest cache
+// (at least 4 MiB). bulk_convert decides on the output of the call; a caller
+// that converts a large array a piece at a time (the Python package, for
+// Ctrl-C) keeps the streaming by making each piece at least this large.
+std::size_t streaming_output_bytes();
+
 // The compiled entry point (library lplab_kernels): codes in, codes out, one
 // element of the format's storage type each.
 void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
