@@ -16,7 +16,7 @@
 #include "hwy/highway.h"
 #include "hwy/targets.h"
 #include "kernel_args.h"
-#include "strided_walk.h"
+#include "streaming.h"
 #include "lplab/kernels/targets.h"
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
 
 #include "lplab/kernels/convert.h"
 
@@ -21,24 +20,6 @@ namespace lplab::kernels::detail {
 
 void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
 
-namespace {
-// 0: the machine's threshold; else this thread's (ScopedLinearStreamFrom).
-thread_local std::size_t t_linear_stream_from = 0;
-}  // namespace
-
-std::size_t linear_stream_from() {
-  static const std::size_t machine = [] {
-    long cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (cache <= 0) cache = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return std::max(kStreamFrom, cache > 0 ? static_cast<std::size_t>(cache) / 4 * 3 : kStreamFrom);
-  }();
-  return t_linear_stream_from != 0 ? t_linear_stream_from : machine;
-}
-
-ScopedLinearStreamFrom::ScopedLinearStreamFrom(std::size_t bytes) : saved_(t_linear_stream_from) {
-  t_linear_stream_from = bytes;
-}
-ScopedLinearStreamFrom::~ScopedLinearStreamFrom() { t_linear_stream_from = saved_; }
 
 namespace {
 
@@ -247,17 +228,6 @@ void copy_tile(std::size_t bytes, const Block& b, std::size_t rows, std::size_t 
 
 }  // namespace
 
-void stream_bytes(unsigned char* dst, const unsigned char* src, std::size_t n) {
-  std::size_t i = 0;
-#if defined(__SSE2__)
-  i = std::min(n, (kLine - reinterpret_cast<std::uintptr_t>(dst) % kLine) % kLine);
-  std::memcpy(dst, src, i);
-  for (; i + kLine <= n; i += kLine)
-    for (std::size_t k = 0; k < kLine; k += 16)
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + k)));
-#endif
-  std::memcpy(dst + i, src + i, n - i);
-}
 
 // (The item functions' contracts are in strided_walk.h.)
 const void* item_codes(FormatId format, const void* data, std::size_t which, const Item& it, void* codes) {
@@ -286,11 +256,6 @@ void write_codes(const Output& y, const Item& it, const void* codes) {
   // (for_items fences a thread's streamed lines once, after its last item.)
 }
 
-void fence_streams() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
-}
 
 void read_item(const Operand& x, std::size_t which, const Item& it, float* out, std::vector<unsigned char>& codes) {
   if (x.format == FormatId::float32) {
