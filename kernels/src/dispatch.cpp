@@ -208,7 +208,7 @@ void convert_streamed(FormatId to, FormatId from, const void* in, void* out, std
                       const ConvertOptions& o, FlagCounts* stats, bool bf16_extension) {
   constexpr std::size_t kSlice = 4096;
   const std::size_t in_bytes = kernels_of(from).code_bytes, out_bytes = kernels_of(to).code_bytes;
-  alignas(64) unsigned char buffer[kSlice * 8];
+  alignas(64) unsigned char buffer[kSlice * sizeof(double)];  // (codes are at most 4 bytes)
   for (std::size_t s = begin; s < end; s += kSlice) {
     const std::size_t len = std::min(kSlice, end - s);
     ConvertOptions slice = o;

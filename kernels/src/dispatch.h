@@ -32,15 +32,16 @@ bool float_arithmetic_exact();
 // every call.
 std::int64_t current_target_id();
 
-// The kernels beyond the targets (cpu_extensions.cpp): whether calls on
-// this thread use AVX-512 VBMI now, and its one-byte table lookup (out[i] =
-// table[in[i]], in may be out; the signature of elementwise-inl.h's
-// LookupBytes).
-// The calling thread's permission for the extensions (1 allowed, 0
+// The calling thread's permission for the CPU extensions (1 allowed, 0
 // forbidden, -1 as the process says), which a worker it starts takes
 // (row_bands.h, bulk_convert), as it takes the caller's SIMD target.
 int thread_cpu_extensions();
 void set_thread_cpu_extensions(int state);
+
+// The kernels beyond the targets (cpu_extensions.cpp): whether calls on
+// this thread use AVX-512 VBMI now, and its one-byte table lookup (out[i] =
+// table[in[i]], in may be out; the signature of elementwise-inl.h's
+// LookupBytes).
 bool avx512_vbmi_active();
 void lookup_bytes_vbmi(const std::uint8_t* table, const std::uint8_t* in, std::uint8_t* out, std::size_t n);
 // AVX-512 FP16 and BF16 likewise: fp16 in and out, one correctly rounded op

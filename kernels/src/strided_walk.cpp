@@ -9,17 +9,12 @@
 #include <string>
 #include <vector>
 
-
 #include "lplab/kernels/convert.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace lplab::kernels::detail {
 
 void fail(const std::string& what) { throw std::invalid_argument("lplab::kernels::" + what); }
-
 
 namespace {
 
@@ -228,7 +223,6 @@ void copy_tile(std::size_t bytes, const Block& b, std::size_t rows, std::size_t 
 
 }  // namespace
 
-
 // (The item functions' contracts are in strided_walk.h.)
 const void* item_codes(FormatId format, const void* data, std::size_t which, const Item& it, void* codes) {
   const std::size_t bytes = element_bytes(format);
@@ -255,7 +249,6 @@ void write_codes(const Output& y, const Item& it, const void* codes) {
                  static_cast<const unsigned char*>(codes) + r * width, width);
   // (for_items fences a thread's streamed lines once, after its last item.)
 }
-
 
 void read_item(const Operand& x, std::size_t which, const Item& it, float* out, std::vector<unsigned char>& codes) {
   if (x.format == FormatId::float32) {

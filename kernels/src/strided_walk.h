@@ -104,8 +104,6 @@ struct Item {
   }
 };
 
-
-
 // One operand of a walk: its layout, its memory and its element size.
 struct WalkOperand {
   const Layout* layout;
@@ -164,7 +162,6 @@ void* item_target(const Output& y, const Item& it, void* codes);
 // (nothing where the tile is dense); where it.stream, its whole cache lines
 // by streaming stores, past the caches.
 void write_codes(const Output& y, const Item& it, const void* codes);
-
 
 // Reads operand `x` (layout `which` of the walker) of an item as exact floats;
 // a float operand's codes as they are, signalling NaNs included (every op

@@ -88,6 +88,20 @@ void convert_scalar(const Operand& in, const void* data, const FormatEntry& to, 
   }, kChunk / 16);
 }
 
+// n contiguous codes of `from` (in_bytes each) rounded into `to` by the
+// kernel, in chunks without the GIL (conversion_chunk), each chunk's
+// stochastic bits indexed from o.first_index as in the whole array.
+void convert_contiguous(FormatId from, std::size_t in_bytes, const void* data, const FormatEntry& to, void* out,
+                        std::size_t n, const kernels::ConvertOptions& o) {
+  const std::size_t out_bytes = storage_bytes(to);
+  without_gil(n, [&](std::size_t begin, std::size_t end) {
+    kernels::ConvertOptions chunk = o;
+    chunk.first_index = o.first_index + begin;
+    kernels::bulk_convert(format_id(to), from, static_cast<const std::uint8_t*>(data) + begin * in_bytes,
+                          static_cast<std::uint8_t*>(out) + begin * out_bytes, end - begin, chunk);
+  }, conversion_chunk(n, out_bytes));
+}
+
 }  // namespace
 
 // Rounds every element of `in` into `to`, writing out (row-major, contiguous).
@@ -112,13 +126,7 @@ void convert_into(const Operand& in, const FormatEntry& to, void* out, const ker
     data = copy.data();
   }
   if (!kernel) return convert_scalar(in, data, to, out, o);
-  const std::size_t in_bytes = storage_bytes(*in.format), out_bytes = storage_bytes(to);
-  without_gil(in.size, [&](std::size_t begin, std::size_t end) {
-    kernels::ConvertOptions chunk = o;
-    chunk.first_index = o.first_index + begin;
-    kernels::bulk_convert(format_id(to), in.id(), static_cast<const std::uint8_t*>(data) + begin * in_bytes,
-                                  static_cast<std::uint8_t*>(out) + begin * out_bytes, end - begin, chunk);
-  }, conversion_chunk(in.size, out_bytes));
+  convert_contiguous(in.id(), storage_bytes(*in.format), data, to, out, in.size, o);
 }
 
 nb::dict flags_dict(const kernels::FlagCounts& c) {
@@ -188,18 +196,11 @@ void bind_convert(nb::module_& m) {
           if (n == 0) {
             // (nothing to convert)
           } else if (from != FormatId::none && row_major && target.declared == nullptr) {
-            const std::size_t in_bytes = ref.dtype.bits / 8, out_bytes = storage_bytes(target);
-            void* out = result_data(codes);
             // Without the GIL, x held exported (as the buffer protocol's
             // readers hold it): no other thread can resize it meanwhile.
             std::optional<BufferArray> hold;
             if (n >= kKeepGil) hold.emplace(x, false);
-            without_gil(n, [&](std::size_t begin, std::size_t end) {
-              kernels::ConvertOptions chunk = o;
-              chunk.first_index = begin;
-              kernels::bulk_convert(format_id(target), from, static_cast<const std::uint8_t*>(ref.data) + begin * in_bytes,
-                                    static_cast<std::uint8_t*>(out) + begin * out_bytes, end - begin, chunk);
-            }, conversion_chunk(n, out_bytes));
+            convert_contiguous(from, ref.dtype.bits / 8, ref.data, target, result_data(codes), n, o);
           } else {
             convert_into(operand(ref, "", "x"), target, result_data(codes), o);
           }
