@@ -183,8 +183,9 @@ __global__ void binary_kernel(kernels::Binary op, float alpha, FormatId fa, cons
 
 // ---------------------------------------------------------------------------
 // The fast path: float32, bfloat16 and float16 operands and output (unary
-// ops: E4M3 and E5M2 too), rounding to nearest-even, fp32 compute. The formats are template arguments, so
-// there is no switch per element; codes other than NaNs decode by the
+// ops: E4M3 and E5M2 too), rounding to nearest-even, fp32 compute. Each
+// format is one of five kinds, a launch's kinds are kernel arguments (a
+// uniform branch per element, no catalog-wide switch); codes other than NaNs decode by the
 // hardware (a shift, cvt.f32.f16) and floats other than NaNs encode by cvt
 // under IEEE overflow -- the results the portable core gives (cvt_test).
 
@@ -244,29 +245,55 @@ __device__ float round_k(float v, Overflow o) {
   }
 }
 
-template <int XK, int YK>
-__global__ void unary_fast_kernel(Chain chain, const void* x, Strides sx, void* y, Strides sy, std::size_t n,
-                                  bool per_op, Overflow o) {
+// A kind known at run time: the same for every thread of a launch, so the
+// switch below is a uniform branch, not a divergence. Two kernels serve the
+// 25 unary and 27 binary pairs of kinds (one instantiation per pair took
+// about 30 s of nvcc per architecture).
+template <class F>
+__device__ __forceinline__ auto by_kind(int k, F&& f) {
+  switch (k) {
+    case kF32: return f(std::integral_constant<int, kF32>{});
+    case kBf16: return f(std::integral_constant<int, kBf16>{});
+    case kF16: return f(std::integral_constant<int, kF16>{});
+    case kE4m3: return f(std::integral_constant<int, kE4m3>{});
+    default: return f(std::integral_constant<int, kE5m2>{});
+  }
+}
+__device__ __forceinline__ float load_kind(int k, const void* p, std::ptrdiff_t off) {
+  return by_kind(k, [&](auto c) { return load_k<decltype(c)::value>(p, off); });
+}
+__device__ __forceinline__ void store_kind(int k, void* p, std::ptrdiff_t off, float v, Overflow o) {
+  by_kind(k, [&](auto c) {
+    store_k<decltype(c)::value>(p, off, v, o);
+    return 0;
+  });
+}
+__device__ __forceinline__ float round_kind(int k, float v, Overflow o) {
+  return by_kind(k, [&](auto c) { return round_k<decltype(c)::value>(v, o); });
+}
+
+__global__ void unary_fast_kernel(Chain chain, int xk, const void* x, Strides sx, int yk, void* y, Strides sy,
+                                  std::size_t n, bool per_op, Overflow o) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    float f = load_k<XK>(x, offset_of(sx, i));
+    float f = load_kind(xk, x, offset_of(sx, i));
     for (int s = 0; s < chain.count; ++s) {
       f = apply(chain.step[s], f);
-      if (per_op && s + 1 < chain.count) f = round_k<YK>(f, o);
+      if (per_op && s + 1 < chain.count) f = round_kind(yk, f, o);
     }
-    store_k<YK>(y, offset_of(sy, i), f, o);
+    store_kind(yk, y, offset_of(sy, i), f, o);
   }
 }
 
-template <int AK, int BK, int YK>
-__global__ void binary_fast_kernel(kernels::Binary op, float alpha, const void* a, Strides sa, const void* b,
-                                   Strides sb, void* y, Strides sy, std::size_t n, Overflow o) {
+__global__ void binary_fast_kernel(kernels::Binary op, float alpha, int ak, const void* a, Strides sa, int bk,
+                                   const void* b, Strides sb, int yk, void* y, Strides sy, std::size_t n,
+                                   Overflow o) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    store_k<YK>(y, offset_of(sy, i),
-                kernels::apply_binary<float>(op, alpha, load_k<AK>(a, offset_of(sa, i)),
-                                                     load_k<BK>(b, offset_of(sb, i))),
-                o);
+    store_kind(yk, y, offset_of(sy, i),
+               kernels::apply_binary<float>(op, alpha, load_kind(ak, a, offset_of(sa, i)),
+                                                    load_kind(bk, b, offset_of(sb, i))),
+               o);
 }
 
 // The kind of a format id: unary ops take all five kinds, binary ops the
@@ -280,16 +307,6 @@ int kind_of(FormatId f, bool binary) {
     case FormatId::float8_e5m2: return binary ? -1 : kE5m2;
     default: return -1;
   }
-}
-
-// f(std::integral_constant<int, K>{}) for a kind known at run time.
-template <bool Binary, class F>
-void with_kind(int k, F&& f) {
-  if (k == kF32) f(std::integral_constant<int, kF32>{});
-  else if (k == kBf16) f(std::integral_constant<int, kBf16>{});
-  else if (k == kF16 || Binary) f(std::integral_constant<int, kF16>{});
-  else if (k == kE4m3) f(std::integral_constant<int, kE4m3>{});
-  else f(std::integral_constant<int, kE5m2>{});
 }
 
 bool fast_path(const kernels::ElementwiseOptions& o, std::initializer_list<FormatId> formats, bool binary) {
@@ -335,13 +352,9 @@ void map_unary(std::span<const kernels::Step> chain, const kernels::Operand& x,
   const Chain c{steps.data(), static_cast<int>(chain.size())};
   const Staged dx(x.format, x.data, x.layout, m), dy(y.format, y.data, y.layout, m);
   if (fast_path(o, {x.format, y.format}, false)) {
-    with_kind<false>(kind_of(x.format, false), [&](auto xk) {
-      with_kind<false>(kind_of(y.format, false), [&](auto yk) {
-        unary_fast_kernel<decltype(xk)::value, decltype(yk)::value><<<detail::blocks_for(n), detail::kThreads>>>(
-            c, dx.data(), strides_of(x.layout), dy.data(), strides_of(y.layout), n,
-            o.compute == kernels::Compute::per_op, o.overflow);
-      });
-    });
+    unary_fast_kernel<<<detail::blocks_for(n), detail::kThreads>>>(
+        c, kind_of(x.format, false), dx.data(), strides_of(x.layout), kind_of(y.format, false), dy.data(),
+        strides_of(y.layout), n, o.compute == kernels::Compute::per_op, o.overflow);
   } else {
     unary_kernel<<<detail::blocks_for(n), detail::kThreads>>>(c, x.format, dx.data(), strides_of(x.layout), y.format,
                                                              dy.data(), strides_of(y.layout), n, policy_of(o));
@@ -359,16 +372,9 @@ void map_binary(kernels::Binary op, float alpha, const kernels::Operand& a,
   if (n == 0) return;
   const Staged da(a.format, a.data, a.layout, m), db(b.format, b.data, b.layout, m), dy(y.format, y.data, y.layout, m);
   if (fast_path(o, {a.format, b.format, y.format}, true)) {
-    with_kind<true>(kind_of(a.format, true), [&](auto ak) {
-      with_kind<true>(kind_of(b.format, true), [&](auto bk) {
-        with_kind<true>(kind_of(y.format, true), [&](auto yk) {
-          binary_fast_kernel<decltype(ak)::value, decltype(bk)::value, decltype(yk)::value>
-              <<<detail::blocks_for(n), detail::kThreads>>>(op, alpha, da.data(), strides_of(a.layout), db.data(),
-                                                            strides_of(b.layout), dy.data(), strides_of(y.layout), n,
-                                                            o.overflow);
-        });
-      });
-    });
+    binary_fast_kernel<<<detail::blocks_for(n), detail::kThreads>>>(
+        op, alpha, kind_of(a.format, true), da.data(), strides_of(a.layout), kind_of(b.format, true), db.data(),
+        strides_of(b.layout), kind_of(y.format, true), dy.data(), strides_of(y.layout), n, o.overflow);
   } else {
     binary_kernel<<<detail::blocks_for(n), detail::kThreads>>>(op, alpha, a.format, da.data(), strides_of(a.layout),
                                                               b.format, db.data(), strides_of(b.layout), y.format,

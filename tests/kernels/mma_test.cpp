@@ -408,7 +408,14 @@ TEST(MmaMatmul, every_preset_equals_the_scalar_chain_on_every_target) {
                             std::to_string(instr.k);
     if (!seen.insert(key).second) continue;
     SCOPED_TRACE(instr.name);
+#if defined(LPLAB_SANITIZED)
+    // Under the sanitizers (memory and undefined behaviour; the release build
+    // checks both value sources on every preset) one source each, in turn.
+    expect_matmul_equals_scalar_chain(instr, seed, seed % 2 == 1);
+    ++seed;
+#else
     for (bool any_code : {true, false}) expect_matmul_equals_scalar_chain(instr, seed++, any_code);
+#endif
     if (HasFatalFailure()) return;
   }
   EXPECT_GT(seen.size(), 100u);
