@@ -365,7 +365,7 @@ std::vector<Table> run(const Context& ctx) {
            scaled_growth_interval(p.integer("growth_interval"), p.integer("steps")),
            static_cast<std::uint64_t>(p.integer("seed")),
            ctx.threads,
-           p.text("mx_scale_rule") == "ceil" ? k::ScaleRule::ceil : k::ScaleRule::floor};
+           *lplab::enum_parse<k::ScaleRule>(p.text("mx_scale_rule"))};  // one of the choices below
   std::vector<Recipe> recipes;
   for (const std::string& name : p.list("recipes")) recipes.push_back(recipe_named(name));
   for (Recipe r : recipes)
@@ -591,8 +591,9 @@ Experiment training_experiment() {
            "floor",
            0,
            0,
-           "fp8_mx: block scale rule, floor (OCP MX v1.0) or ceil (arXiv 2506.08027)",
-           {"floor", "ceil"}},
+           "fp8_mx: block scale rule, floor (OCP MX v1.0), ceil (arXiv 2506.08027), rceil (cuBLAS, Transformer "
+           "Engine), even or ceil_amax (torchao's EVEN, CEIL): docs/recipes.md",
+           {"floor", "ceil", "rceil", "even", "ceil_amax"}},
           {"seed", ParamType::integer, "1", 0, 9007199254740992.0 /* 2^53 */, "seed of weights and batches", {}},
       },
       // Long enough for the gradients to shrink by about 2^8 (the loss by

@@ -51,6 +51,24 @@ def test_floor_saturates_and_ceil_does_not():
     assert lplab.dequantize(ce)[0] == 512.0
 
 
+def test_the_libraries_power_of_two_rules():
+    # docs/recipes.md, E4M3 into E8M0: the scale 2^X for each amax and rule.
+    cases = {  # amax: (floor, ceil, rceil, even, ceil_amax)
+        300.0: (0, 0, 0, 0, 1),    # torchao's CEIL: ceil(log2 300) - 8 = 1; 300 <= 448
+        495.0: (0, 1, 1, 0, 1),    # rounds to 1.875 * 2^8
+        496.0: (0, 1, 1, 1, 1),    # the tie goes away, to 2^9
+        448.0: (0, 0, 0, 0, 1),
+        float(np.nextafter(np.float32(448.0 * 2.0**-127), np.float32(1))): (-127, -126, -127, -127, -126),
+    }
+    rules = ("floor", "ceil", "rceil", "even", "ceil_amax")
+    for amax, want in cases.items():
+        x = np.zeros(32, np.float32)
+        x[3] = amax
+        for rule, xw in zip(rules, want):
+            got = lplab.quantize(x, "mxfp8_e4m3", rule=rule).scales.numpy()[0]
+            assert got == np.float32(2.0**xw), (amax, rule, got)
+
+
 def test_nvfp4_tensor_scale_and_packing():
     rng = np.random.default_rng(1)
     x = rng.standard_normal(4096).astype(np.float32)

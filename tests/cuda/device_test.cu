@@ -231,7 +231,11 @@ using ElemScalePairs = std::tuple<
     std::pair<float6_e2m3fn, float8_e8m0fnu>, std::pair<float6_e3m2fn, float8_e8m0fnu>,
     std::pair<float4_e2m1fn, float8_e8m0fnu>, std::pair<float4_e2m1fn, float8_e4m3fn>,
     std::pair<float6_e2m3fn, float8_e4m3fn>, std::pair<float8_e4m3fn, float8_e4m3fn>>;
-constexpr int kScaleOutputs = 4 * 2 + 5;  // (code, factor) per rule, then a scale per margin below
+// Every scale rule, from the list that declares them.
+#define LPLAB_DEVICE_RULE(name, doc) +1
+constexpr int kRuleCount = 0 LPLAB_SCALE_RULES(LPLAB_DEVICE_RULE);
+#undef LPLAB_DEVICE_RULE
+constexpr int kScaleOutputs = kRuleCount * 2 + 5;  // (code, factor) per rule, then a scale per margin below
 
 template <std::size_t I>
 __host__ __device__ void scale_outputs(std::uint32_t amax_bits, std::uint32_t* out) {
@@ -240,8 +244,8 @@ __host__ __device__ void scale_outputs(std::uint32_t amax_bits, std::uint32_t* o
   const float s_enc = kernels::scale_rules::encode_scale<Elem, Scale>(amax_bits ^ 0x0100'0000u);
   const float s_enc_te = kernels::scale_rules::encode_scale_te<Elem, Scale>(amax_bits ^ 0x0100'0000u);
   int o = 0;
-  for (kernels::ScaleRule rule : {kernels::ScaleRule::floor, kernels::ScaleRule::ceil, kernels::ScaleRule::amax_ratio,
-                                  kernels::ScaleRule::amax_ratio_te}) {
+  for (int r = 0; r < kRuleCount; ++r) {
+    const auto rule = static_cast<kernels::ScaleRule>(r);  // the list's order is the enum's
     Scale scale{};
     float factor = 0;
     const float enc = rule == kernels::ScaleRule::amax_ratio ? s_enc : rule == kernels::ScaleRule::amax_ratio_te ? s_enc_te : 1.0f;

@@ -58,9 +58,28 @@ int ref_shared_exponent(kernels::ScaleRule rule, double amax) {
   if (amax == 0) return lo;
   // OCP MX v1.0 section 6.3: floor(log2(amax)) - emax of the element format.
   const int emax_elem = std::ilogb(finfo<Elem>::max);
-  int x = rule == kernels::ScaleRule::floor
-              ? std::ilogb(amax) - emax_elem
-              : static_cast<int>(std::ceil(std::log2(amax / finfo<Elem>::max)));
+  const int fl = std::ilogb(amax);
+  int x = fl - emax_elem;
+  switch (rule) {
+    case kernels::ScaleRule::ceil:  // the least X with amax <= max * 2^X
+      x = static_cast<int>(std::ceil(std::log2(amax / finfo<Elem>::max)));
+      while (amax > std::ldexp(static_cast<double>(finfo<Elem>::max), x)) ++x;
+      while (amax <= std::ldexp(static_cast<double>(finfo<Elem>::max), x - 1)) --x;
+      break;
+    case kernels::ScaleRule::rceil: {  // ceil(log2 q), q the float32 product amax * float(1 / max)
+      const double q = static_cast<float>(amax) * static_cast<float>(1.0 / finfo<Elem>::max);
+      if (q == 0) return lo;
+      x = std::ilogb(q) + (q != std::ldexp(1.0, std::ilogb(q)));
+      break;
+    }
+    case kernels::ScaleRule::even: {  // amax to 1 + M bits, ties away, then floor's formula
+      const double ulp = std::ldexp(1.0, fl - finfo<Elem>::mantissa_bits);
+      x = std::ilogb(std::floor(amax / ulp + 0.5) * ulp) - emax_elem;
+      break;
+    }
+    case kernels::ScaleRule::ceil_amax: x = fl + (amax != std::ldexp(1.0, fl)) - emax_elem; break;
+    default: break;
+  }
   if (x < lo) x = lo;
   if (x > hi) x = hi;
   return x;

@@ -56,9 +56,7 @@ struct Case {
   static constexpr BlockScaling<Elem, Scale> scheme{
       .block_size = BlockSize, .rule = Rule, .tensor_scale = Tensor};
   static std::string name() {
-    const char* rule = Rule == ScaleRule::floor  ? "floor"
-                       : Rule == ScaleRule::ceil ? "ceil"
-                                                 : "amax_ratio";
+    const std::string rule(lplab::enum_name(Rule));
     return std::string(finfo<Elem>::name) + "_x" + std::to_string(BlockSize) + "_" +
            finfo<Scale>::name + "_" + rule + (Tensor ? "_tensor" : "");
   }
@@ -79,6 +77,10 @@ using Cases = ::testing::Types<
     Case<float6_e2m3fn, E8M0, 32, ScaleRule::floor>, Case<float6_e2m3fn, E8M0, 32, ScaleRule::ceil>,
     Case<float6_e3m2fn, E8M0, 32, ScaleRule::floor>, Case<float6_e3m2fn, E8M0, 32, ScaleRule::ceil>,
     Case<float4_e2m1fn, E8M0, 32, ScaleRule::floor>, Case<float4_e2m1fn, E8M0, 32, ScaleRule::ceil>,
+    Case<float8_e4m3fn, E8M0, 32, ScaleRule::rceil>, Case<float8_e4m3fn, E8M0, 32, ScaleRule::even>,
+    Case<float8_e4m3fn, E8M0, 32, ScaleRule::ceil_amax>, Case<float4_e2m1fn, E8M0, 32, ScaleRule::rceil>,
+    Case<float6_e3m2fn, E8M0, 32, ScaleRule::even>, Case<float8_e5m2, E8M0, 32, ScaleRule::ceil_amax>,
+    Case<float4_e2m1fn, float8_e4m3fn, 16, ScaleRule::rceil>,
     // NVFP4, and the same template with other block sizes and pairings.
     Case<float4_e2m1fn, float8_e4m3fn, 16, ScaleRule::amax_ratio, true>,
     Case<float4_e2m1fn, float8_e4m3fn, 7, ScaleRule::amax_ratio, true>,

@@ -18,11 +18,18 @@ namespace lplab::kernels {
 // amax_ratio_te is NVFP4 in Transformer Engine's reference order (its
 // NVFP4QuantizerRef): amax_ratio's quantities evaluated as TE does, TE's
 // non-finite handling, and the tensor's amax kept in place of s_enc.
+// rceil, even and ceil_amax are the power-of-two rules of cuBLAS and
+// Transformer Engine (MXFP8) and of torchao's ScaleCalculationMode (RCEIL,
+// EVEN, CEIL); docs/recipes.md gives each one's source and where it differs
+// from the others. (Appended: a rule's number is its place in this list.)
 #define LPLAB_SCALE_RULES(X)                                                                   \
   X(floor, "2^(floor(log2 amax) - emax_elem), OCP MX v1.0 section 6.3")                        \
   X(ceil, "2^ceil(log2(amax / max_elem)): the block maximum never saturates")                  \
   X(amax_ratio, "amax / max_elem rounded into the scale format (NVFP4)")                       \
-  X(amax_ratio_te, "NVFP4 in Transformer Engine's reference order, keeping the tensor's amax")
+  X(amax_ratio_te, "NVFP4 in Transformer Engine's reference order, keeping the tensor's amax") \
+  X(rceil, "2^ceil(log2 q), q = amax * (1 / max_elem) in float32: cuBLAS and TE (cvt.rp.ue8m0)") \
+  X(even, "2^(floor(log2 r) - emax_elem), r = amax to the element's precision, ties away: torchao EVEN") \
+  X(ceil_amax, "2^(ceil(log2 amax) - emax_elem): torchao's CEIL")
 enum class ScaleRule : std::uint8_t { LPLAB_SCALE_RULES(LPLAB_ENUMERATOR) };
 LPLAB_ENUM_TABLE(ScaleRule, "scale rule", LPLAB_SCALE_RULES)
 
@@ -56,6 +63,9 @@ struct Constants {
   // Exponent of the element's largest normal binade (E4M3 8, E5M2 15, E2M3 2, E3M2 4, E2M1 2).
   static constexpr int emax_elem = EI::maxexp - 1;
   static constexpr float max_elem = static_cast<float>(EI::max);
+  // rceil's multiplier: 1 / max_elem rounded to float (E4M3: 0x3B124925).
+  static constexpr float max_elem_rcp = static_cast<float>(1.0 / EI::max);
+  static constexpr int mantissa_elem = EI::mantissa_bits;
   // max_elem's significand 1.m as a 24-bit integer, float's significand width:
   // E4M3 448 = 1.75 * 2^8 -> 0b111 << 21.
   static constexpr std::uint32_t max_sig =
@@ -78,28 +88,56 @@ struct Constants {
   static_assert(EI::smallest_subnormal / 2 > 0x1p-126, "multiply-then-round needs this");
 };
 
-// X of a power-of-two rule (floor or ceil) for a finite amax.
+// A positive finite float's binade and significand: v = sig * 2^(floor_log2 - 23)
+// with sig in [2^23, 2^24), exact integers (a subnormal normalised).
+struct Binade {
+  int floor_log2;
+  std::uint32_t sig;
+};
+LPLAB_HD constexpr Binade binade_of(std::uint32_t bits) noexcept {
+  const std::uint32_t field = bits >> kM;
+  if (field != 0)
+    return {static_cast<int>(field) + kEmin - 1,
+            static_cast<std::uint32_t>((bits & Binary32::mant_mask) | (std::uint32_t{1} << kM))};
+  const int top = lplab::detail::top_bit(bits);
+  return {top + kEtiny, bits << (kM - top)};
+}
+inline constexpr std::uint32_t kOne = std::uint32_t{1} << kM;  // sig of a power of two
+
+// X of a power-of-two rule (floor, ceil, rceil, even, ceil_amax) for a
+// finite amax, clamped to the powers of two the scale format holds.
 template <class Elem, class Scale>
 LPLAB_HD constexpr int power_of_two_exponent(ScaleRule rule, std::uint32_t amax_bits) noexcept {
   using C = Constants<Elem, Scale>;
-  if (amax_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
-  // amax = sig * 2^(floor_log2 - 23) with sig in [2^23, 2^24): exact integers.
-  const std::uint32_t field = amax_bits >> kM;
-  int floor_log2 = 0;
-  std::uint32_t sig = 0;
-  if (field != 0) {
-    floor_log2 = static_cast<int>(field) + kEmin - 1;
-    sig = (amax_bits & Binary32::mant_mask) | (std::uint32_t{1} << kM);
-  } else {  // subnormal: normalise
-    const int top = lplab::detail::top_bit(amax_bits);
-    floor_log2 = top + kEtiny;
-    sig = amax_bits << (kM - top);
+  int x = 0;
+  if (rule == ScaleRule::rceil) {
+    // 1. q = amax * (1 / max_elem), both float32 (TE: amax * max_norm_rcp;
+    //    1 / 448 is 0x3B124925), rounded to nearest-even.
+    // 2. X = ceil(log2 q): q's binade, one more unless q is a power of two.
+    const float q = float_of(amax_bits) * C::max_elem_rcp;
+    const std::uint32_t q_bits = lplab::detail::bit_cast<std::uint32_t>(q);
+    if (q_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
+    if (is_nonfinite(q_bits)) return C::x_max;
+    const Binade b = binade_of(q_bits);
+    x = b.floor_log2 + (b.sig != kOne);
+  } else {
+    if (amax_bits == 0) return C::x_min;
+    const Binade b = binade_of(amax_bits);
+    x = b.floor_log2 - C::emax_elem;
+    if (rule == ScaleRule::ceil) {
+      // ceil(log2(amax / max_elem)): amax / 2^x has the significand sig in
+      // max_elem's binade, so it exceeds max_elem exactly when sig >
+      // max_sig, and then one more power of two brings it below.
+      x += b.sig > C::max_sig;
+    } else if (rule == ScaleRule::ceil_amax) {
+      x += b.sig != kOne;  // ceil(log2 amax) - emax_elem
+    } else if (rule == ScaleRule::even) {
+      // amax rounded to the element's 1 + M bits, ties away from zero (half
+      // of the last kept bit added to sig), reaches the next binade exactly
+      // when sig + 2^(22 - M) >= 2^24.
+      x += b.sig + (std::uint32_t{1} << (kM - 1 - C::mantissa_elem)) >= (kOne << 1);
+    }
   }
-  int x = floor_log2 - C::emax_elem;
-  // ceil(log2(amax / max_elem)): amax / 2^x has the significand sig in
-  // max_elem's binade, so it exceeds max_elem exactly when sig > max_sig, and
-  // then one more power of two brings it below.
-  if (rule == ScaleRule::ceil && sig > C::max_sig) ++x;
   return x < C::x_min ? C::x_min : x > C::x_max ? C::x_max : x;
 }
 

@@ -24,12 +24,28 @@
 //   4 for E3M2). The largest element of the block lands in the element's top
 //   binade, so a block maximum above max_elem * 2^X saturates (E4M3 amax 500:
 //   X = 8 - 8 = 0 and 500 becomes 448).
-// ceil (arXiv 2506.08027, "Recipes for Pre-training LLMs with MXFP8", and
-//   NVIDIA Transformer Engine's MXFP8 recipe): the smallest power of two with
-//   amax / 2^X <= max_elem,
+// ceil (arXiv 2506.08027, "Recipes for Pre-training LLMs with MXFP8"): the
+//   smallest power of two with amax / 2^X <= max_elem,
 //     X = ceil(log2(amax / max_elem)),
 //   so no element saturates (E4M3 amax 500: X = 1, 500 becomes 250 -> 256).
-// Both compute X exactly (integer arithmetic on amax's exponent and
+// rceil (cuBLAS's and Transformer Engine's MXFP8 scales; torchao's RCEIL):
+//   ceil's quotient as those libraries compute it, a float32 product
+//     q = amax * float(1 / max_elem),   X = ceil(log2(q))
+//   (TE: float_to_e8m0(amax * max_norm_rcp), cvt.rp.satfinite.ue8m0x2.f32).
+//   Where q is a normal float its rounding never crosses a power of two, and
+//   rceil is ceil (checked on every float). Below 2^-126 q is rounded to
+//   2^-149's grid: for each MX element format one amax, the float after
+//   max_elem * 2^-127 (E4M3: 0x1.c00002p-119), gives q = 2^-127, so X = -127
+//   where ceil gives -126, and the block maximum saturates.
+// even (torchao's EVEN): amax rounded to the element's 1 + M significant
+//   bits, ties away from zero (torchao adds 2^(22 - M) to amax's bits and
+//   keeps sign and exponent), then floor's formula:
+//     X = floor(log2(round(amax))) - emax_elem
+//   (E4M3 amax 500 = 1.953 * 2^8 rounds to 2^9: X = 1, where floor gives 0).
+// ceil_amax (torchao's CEIL): X = ceil(log2(amax)) - emax_elem, one binade
+//   above floor unless amax is a power of two (E4M3 amax 300: X = 1, where
+//   ceil gives 0: 300 < 448).
+// All compute X exactly (integer arithmetic on amax's exponent and
 // significand) and clamp it to the powers of two the scale format holds,
 // [-127, 127] for E8M0. amax = 0 has log2 = -inf and clamps to the smallest,
 // X = -127 (any scale decodes an all-zero block to zeros; this one is what the
