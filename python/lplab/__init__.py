@@ -30,7 +30,7 @@ __version__ = _lplab.__version__
 __all__ = [
     "Array", "Quantized", "Table", "Regression", "finfo", "formats", "format_name", "convert", "encode", "decode",
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
-    "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
+    "swizzle_scales", "unswizzle_scales", "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
     "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale", "add", "mul", "axpy", "triu", "sum",
     "mean", "amax", "matmul", "matmul_blocks", "accumulators", "experiments", "run", "report", "regress",
 ]
@@ -216,6 +216,21 @@ def dequantize(q: Quantized) -> np.ndarray:
     elems = q.elems if q.packed else q.elems.codes
     return _lplab.dequantize_blocks(elems, q.scales.codes, q.elem, q.scale, q.block_size, q.rule,
                                     q.uses_tensor_scale, q.tensor_scale, q.packed, list(q.shape))
+
+
+def swizzle_scales(scales: Any, *, pad: int = 0) -> np.ndarray:
+    """The scale codes of a block-scaled operand (rows x K/block, e.g.
+    q.scales reshaped to (rows, -1)) in the layout NVIDIA's block-scaled GEMMs
+    read: cuBLAS's 128x4 blocked layout, torch's SWIZZLE_32_4_4, tcgen05's
+    scale-factor layout -- 512-byte tiles of 128 rows x 4 blocks, padding
+    bytes `pad` (docs/recipes.md)."""
+    codes = scales.codes if isinstance(scales, Array) else np.asarray(scales)
+    return _lplab.swizzle_scales(np.ascontiguousarray(codes.view(np.uint8)), pad)
+
+
+def unswizzle_scales(swizzled: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """The rows x cols grid of scale codes out of swizzle_scales' bytes."""
+    return _lplab.unswizzle_scales(np.ascontiguousarray(swizzled), rows, cols)
 
 
 @_documented

@@ -12,6 +12,7 @@
 #include "arrays.h"
 #include "lplab/runtime/text.h"
 #include "lplab/kernels/matmul.h"
+#include "lplab/kernels/scale_layout.h"
 #include "lplab/kernels/scaling.h"
 
 namespace lplab::python {
@@ -315,6 +316,45 @@ void bind_amax(nb::module_& m) {
         nb::arg("x"), "The largest |x| of a float32 array (NaN if any element is NaN).");
 }
 
+// The swizzled scale layout (scale_layout.h): a 2-D uint8 grid of codes in,
+// the 1-D swizzled bytes out, and back.
+const std::uint8_t* byte_grid(const InArray& a, const char* what, std::size_t ndim) {
+  if (a.dtype() != nb::dtype<std::uint8_t>() || a.ndim() != ndim)
+    value_error(fmt::format("{}: a {}-D uint8 array of scale codes", what, ndim));
+  std::int64_t expect = 1;
+  for (std::size_t d = ndim; d-- > 0;) {
+    if (a.shape(d) > 1 && a.stride(d) != expect) value_error(fmt::format("{}: a C-contiguous array", what));
+    expect *= static_cast<std::int64_t>(a.shape(d));
+  }
+  return static_cast<const std::uint8_t*>(a.data());
+}
+
+void bind_scale_layout(nb::module_& m) {
+  m.def("swizzle_scales",
+        [](const InArray& grid, unsigned pad) {
+          const std::uint8_t* p = byte_grid(grid, "scales", 2);
+          if (pad > 255) value_error("pad: a byte, 0 to 255");
+          const std::size_t rows = grid.shape(0), cols = grid.shape(1);
+          OutArray y = new_array(nb::dtype<std::uint8_t>(), {kernels::swizzled_scale_bytes(rows, cols)});
+          kernels::swizzle_scales({p, rows * cols}, rows, cols,
+                                  {static_cast<std::uint8_t*>(y.data()), y.shape(0)}, static_cast<std::uint8_t>(pad));
+          return y;
+        },
+        nb::arg("scales"), nb::arg("pad") = 0,
+        "A rows x cols grid of scale codes in the swizzled layout GEMMs read (cuBLAS 128x4, SWIZZLE_32_4_4).");
+  m.def("unswizzle_scales",
+        [](const InArray& bytes, std::size_t rows, std::size_t cols) {
+          const std::uint8_t* p = byte_grid(bytes, "swizzled", 1);
+          if (bytes.shape(0) != kernels::swizzled_scale_bytes(rows, cols))
+            value_error(fmt::format("swizzled: a {} x {} grid's layout is {} bytes, not {}", rows, cols,
+                                    kernels::swizzled_scale_bytes(rows, cols), bytes.shape(0)));
+          OutArray y = new_array(nb::dtype<std::uint8_t>(), {rows, cols});
+          kernels::unswizzle_scales({p, bytes.shape(0)}, rows, cols, {static_cast<std::uint8_t*>(y.data()), rows * cols});
+          return y;
+        },
+        nb::arg("swizzled"), nb::arg("rows"), nb::arg("cols"), "The rows x cols grid out of a swizzled layout.");
+}
+
 }  // namespace
 
 // Block scaling (MX, NVFP4), per-tensor scaling (current and delayed) and
@@ -324,6 +364,7 @@ void bind_scaling(nb::module_& m) {
   bind_tensor_scaling(m);
   bind_tile_scaling(m);
   bind_amax(m);
+  bind_scale_layout(m);
 }
 
 }  // namespace lplab::python

@@ -132,3 +132,30 @@ def test_tiles():
 def test_bad_input(bad, message):
     with pytest.raises(ValueError, match=message):
         bad()
+
+
+def _to_blocked(s, pad=0):
+    # torchao's to_blocked (torchao/prototype/mx_formats/utils.py, v0.18.0) as
+    # its tensor operations: pad, view (nR, 128, nC, 4), permute (0, 2, 1, 3),
+    # reshape (-1, 4, 32, 4), transpose (1, 2), flatten.
+    rows, cols = s.shape
+    nr, nc = -(-rows // 128), -(-cols // 4)
+    p = np.full((nr * 128, nc * 4), pad, np.uint8)
+    p[:rows, :cols] = s
+    return p.reshape(nr, 128, nc, 4).transpose(0, 2, 1, 3).reshape(-1, 4, 32, 4).transpose(0, 2, 1, 3).ravel()
+
+
+def test_swizzled_scales_are_torchaos_blocked_layout():
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((300, 7 * 32)) * 2.0 ** rng.integers(-20, 20, (300, 1))).astype(np.float32)
+    q = lplab.quantize(x, "mxfp8_e4m3")
+    grid = q.scales.codes.reshape(300, 7)
+    sw = lplab.swizzle_scales(q.scales.codes.reshape(300, 7))
+    assert sw.dtype == np.uint8 and sw.shape == (3 * 2 * 512,)
+    assert (sw == _to_blocked(grid)).all()
+    assert (lplab.swizzle_scales(grid, pad=127) == _to_blocked(grid, 127)).all()
+    assert (lplab.unswizzle_scales(sw, 300, 7) == grid).all()
+    with pytest.raises(ValueError, match="layout is 3072 bytes, not 3071"):
+        lplab.unswizzle_scales(sw[:-1], 300, 7)
+    with pytest.raises(ValueError, match="2-D uint8"):
+        lplab.swizzle_scales(grid.ravel())

@@ -20,6 +20,7 @@
 #include "lplab/kernels/packed.h"
 #include "lplab/kernels/probes.h"
 #include "lplab/kernels/random.h"
+#include "lplab/kernels/scale_layout.h"
 #include "lplab/kernels/scaling.h"
 #include "lplab/kernels/targets.h"
 #include "lplab/kernels/view.h"
