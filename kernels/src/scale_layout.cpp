@@ -11,6 +11,22 @@
 namespace lplab::kernels {
 namespace {
 
+// The grid's code count and its layout's bytes, refused where either
+// overflows size_t (a wrapped product could pass the size checks).
+struct Sizes {
+  std::size_t grid, swizzled;
+};
+Sizes sizes_of(const char* fn, std::size_t rows, std::size_t cols) {
+  std::size_t grid = 0, swizzled = 0;
+  const std::size_t tr = (rows + kScaleTileRows - 1) / kScaleTileRows;
+  const std::size_t tc = (cols + kScaleTileCols - 1) / kScaleTileCols;
+  if (__builtin_mul_overflow(rows, cols, &grid) || __builtin_mul_overflow(tr, tc, &swizzled) ||
+      __builtin_mul_overflow(swizzled, kScaleTileBytes, &swizzled))
+    throw std::invalid_argument("lplab::kernels::" + std::string(fn) + ": a " + std::to_string(rows) + " x " +
+                                std::to_string(cols) + " grid is too large");
+  return {grid, swizzled};
+}
+
 void check(const char* fn, std::size_t grid, std::size_t swizzled, std::size_t rows, std::size_t cols,
            std::size_t grid_given, std::size_t swizzled_given, const void* a, const void* b) {
   const std::string where = "lplab::kernels::" + std::string(fn) + ": ";
@@ -31,9 +47,9 @@ void check(const char* fn, std::size_t grid, std::size_t swizzled, std::size_t r
 
 void swizzle_scales(std::span<const std::uint8_t> scales, std::size_t rows, std::size_t cols,
                     std::span<std::uint8_t> out, std::uint8_t pad) {
-  const std::size_t bytes = swizzled_scale_bytes(rows, cols);
-  check("swizzle_scales", rows * cols, bytes, rows, cols, scales.size(), out.size(), scales.data(), out.data());
-  if (rows * cols == 0) {
+  const Sizes z = sizes_of("swizzle_scales", rows, cols);
+  check("swizzle_scales", z.grid, z.swizzled, rows, cols, scales.size(), out.size(), scales.data(), out.data());
+  if (z.grid == 0) {
     std::fill(out.begin(), out.end(), pad);
     return;
   }
@@ -52,9 +68,10 @@ void swizzle_scales(std::span<const std::uint8_t> scales, std::size_t rows, std:
 
 void unswizzle_scales(std::span<const std::uint8_t> swizzled, std::size_t rows, std::size_t cols,
                       std::span<std::uint8_t> out) {
-  const std::size_t bytes = swizzled_scale_bytes(rows, cols);
-  check("unswizzle_scales", rows * cols, bytes, rows, cols, out.size(), swizzled.size(), out.data(),
+  const Sizes z = sizes_of("unswizzle_scales", rows, cols);
+  check("unswizzle_scales", z.grid, z.swizzled, rows, cols, out.size(), swizzled.size(), out.data(),
         swizzled.data());
+  if (z.grid == 0) return;
   for (std::size_t r = 0; r < rows; ++r) {
     std::uint8_t* row = out.data() + r * cols;
     const std::uint8_t* base = swizzled.data() + swizzled_scale_index(r, 0, cols);

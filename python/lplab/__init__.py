@@ -225,6 +225,8 @@ def swizzle_scales(scales: Any, *, pad: int = 0) -> np.ndarray:
     scale-factor layout -- 512-byte tiles of 128 rows x 4 blocks, padding
     bytes `pad` (docs/recipes.md)."""
     codes = scales.codes if isinstance(scales, Array) else np.asarray(scales)
+    if codes.dtype.itemsize != 1:
+        raise ValueError(f"scales: one-byte scale codes (uint8 or an lplab Array of E8M0/E4M3), not {codes.dtype}")
     return _lplab.swizzle_scales(np.ascontiguousarray(codes.view(np.uint8)), pad)
 
 

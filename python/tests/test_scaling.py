@@ -159,3 +159,7 @@ def test_swizzled_scales_are_torchaos_blocked_layout():
         lplab.unswizzle_scales(sw[:-1], 300, 7)
     with pytest.raises(ValueError, match="2-D uint8"):
         lplab.swizzle_scales(grid.ravel())
+    with pytest.raises(ValueError, match="one-byte scale codes"):
+        lplab.swizzle_scales(grid.astype(np.int64))
+    sa = lplab.quantize(x, "mxfp8_e4m3").scales
+    assert (lplab.swizzle_scales(lplab.Array(sa.codes.reshape(300, 7), sa.format)) == sw).all()

@@ -80,8 +80,13 @@ TEST(ScaleLayout, refuses_wrong_sizes_before_writing) {
   EXPECT_EQ(back, std::vector<std::uint8_t>(130 * 5, 0xAA));
   std::vector<std::uint8_t> one(swizzled_scale_bytes(4, 4) + 16);
   EXPECT_THROW(swizzle_scales(std::span(one).first(16), 4, 4, std::span(one).subspan(8, 512)), std::invalid_argument);
+  // Sizes whose products wrap: refused, nothing read or written.
+  const std::size_t huge = std::size_t{1} << 32;
+  EXPECT_THROW(unswizzle_scales({}, huge, huge, {}), std::invalid_argument);
+  EXPECT_THROW(swizzle_scales({}, huge, huge, {}), std::invalid_argument);
   try {
     swizzle_scales(std::span(s).first(10), 130, 5, out);
+    FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "lplab::kernels::swizzle_scales: the 130 x 5 grid needs 650 codes, given 10");
   }

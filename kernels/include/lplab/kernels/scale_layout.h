@@ -18,8 +18,9 @@
 //               + (r % 32) * 16 + (r % 128 / 32) * 4 + c % 4
 //
 // Padding holds the byte `pad` (0 by default, as torchao pads: E8M0 2^-127,
-// E4M3 +0); the GEMMs read padding rows and columns but their products land
-// in rows and columns of the output that are cut off.
+// E4M3 +0). A padding row's products land in output rows that are cut off;
+// a padding column is a block past K, whose elements must be zeros (or which
+// the GEMM does not read) -- a NaN pad (E8M0 0xFF) would poison them.
 #pragma once
 
 #include <cstddef>
@@ -49,7 +50,8 @@ constexpr std::size_t swizzled_scale_index(std::size_t r, std::size_t c, std::si
 
 // scales (rows x cols, row-major) into `out` (swizzled_scale_bytes(rows, cols)
 // bytes), padding with `pad`. std::invalid_argument, before anything is
-// written, where a span's size is not the grid's; out may not overlap scales.
+// written, where a span's size is not the grid's (or a size overflows);
+// out may not overlap scales.
 void swizzle_scales(std::span<const std::uint8_t> scales, std::size_t rows, std::size_t cols,
                     std::span<std::uint8_t> out, std::uint8_t pad = 0);
 

@@ -104,6 +104,37 @@ LPLAB_HD constexpr Binade binade_of(std::uint32_t bits) noexcept {
 }
 inline constexpr std::uint32_t kOne = std::uint32_t{1} << kM;  // sig of a power of two
 
+// ceil(log2 q) for q = a * r rounded to nearest-even into float32 (normal
+// or subnormal), a and r positive finite floats given by their bits: the
+// product of the two 24-bit significands is an exact 48-bit integer, rounded
+// here, so that no floating-point environment (flush-to-zero, a directed
+// rounding mode) changes the result. zero: q rounded to +0.
+LPLAB_HD constexpr int ceil_log2_of_product(std::uint32_t a_bits, std::uint32_t r_bits, bool& zero) noexcept {
+  const Binade a = binade_of(a_bits), r = binade_of(r_bits);
+  // 1. The exact product P * 2^(unit), P in [2^46, 2^48); e = floor(log2).
+  const std::uint64_t P = static_cast<std::uint64_t>(a.sig) * r.sig;
+  const int unit = a.floor_log2 + r.floor_log2 - 2 * kM;
+  const int top = P >> 47 ? 47 : 46;
+  int e = unit + top;
+  // 2. Rounded to nearest-even on float's grid there: 24 bits, or 2^-149's.
+  const int drop = e >= kEmin ? top - kM : kEtiny - unit;
+  zero = false;
+  if (drop >= 50) {  // below half of 2^-149 (P < 2^48)
+    zero = true;
+    return 0;
+  }
+  std::uint64_t m = P >> drop;
+  const std::uint64_t rem = P & ((std::uint64_t{1} << drop) - 1), half = std::uint64_t{1} << (drop - 1);
+  if (rem > half || (rem == half && (m & 1) != 0)) ++m;
+  if (m == 0) {
+    zero = true;
+    return 0;
+  }
+  // 3. ceil(log2 q): q's binade, one more unless q is a power of two.
+  e = lplab::detail::top_bit(m) + unit + drop;
+  return e + ((m & (m - 1)) != 0);
+}
+
 // X of a power-of-two rule (floor, ceil, rceil, even, ceil_amax) for a
 // finite amax, clamped to the powers of two the scale format holds.
 template <class Elem, class Scale>
@@ -111,15 +142,12 @@ LPLAB_HD constexpr int power_of_two_exponent(ScaleRule rule, std::uint32_t amax_
   using C = Constants<Elem, Scale>;
   int x = 0;
   if (rule == ScaleRule::rceil) {
-    // 1. q = amax * (1 / max_elem), both float32 (TE: amax * max_norm_rcp;
-    //    1 / 448 is 0x3B124925), rounded to nearest-even.
-    // 2. X = ceil(log2 q): q's binade, one more unless q is a power of two.
-    const float q = float_of(amax_bits) * C::max_elem_rcp;
-    const std::uint32_t q_bits = lplab::detail::bit_cast<std::uint32_t>(q);
-    if (q_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
-    if (is_nonfinite(q_bits)) return C::x_max;
-    const Binade b = binade_of(q_bits);
-    x = b.floor_log2 + (b.sig != kOne);
+    // X = ceil(log2 q), q = amax * (1 / max_elem) rounded to float32
+    // (TE: amax * max_norm_rcp; 1 / 448 is 0x3B124925); q < amax, finite.
+    if (amax_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
+    bool zero = false;
+    x = ceil_log2_of_product(amax_bits, lplab::detail::bit_cast<std::uint32_t>(C::max_elem_rcp), zero);
+    if (zero) return C::x_min;
   } else {
     if (amax_bits == 0) return C::x_min;
     const Binade b = binade_of(amax_bits);

@@ -33,7 +33,8 @@
 //     q = amax * float(1 / max_elem),   X = ceil(log2(q))
 //   (TE: float_to_e8m0(amax * max_norm_rcp), cvt.rp.satfinite.ue8m0x2.f32).
 //   Where q is a normal float its rounding never crosses a power of two, and
-//   rceil is ceil (checked on every float). Below 2^-126 q is rounded to
+//   rceil is ceil (1 / max_elem rounds up for every MX element format; the
+//   sweep checks it on the decision-covering set). Below 2^-126 q is rounded to
 //   2^-149's grid: for each MX element format one amax, the float after
 //   max_elem * 2^-127 (E4M3: 0x1.c00002p-119), gives q = 2^-127, so X = -127
 //   where ceil gives -126, and the block maximum saturates.
@@ -46,7 +47,8 @@
 //   above floor unless amax is a power of two (E4M3 amax 300: X = 1, where
 //   ceil gives 0: 300 < 448).
 // All compute X exactly (integer arithmetic on amax's exponent and
-// significand) and clamp it to the powers of two the scale format holds,
+// significand; rceil's product too, so that no floating-point environment
+// changes it) and clamp it to the powers of two the scale format holds,
 // [-127, 127] for E8M0. amax = 0 has log2 = -inf and clamps to the smallest,
 // X = -127 (any scale decodes an all-zero block to zeros; this one is what the
 // formula gives); its elements are zeros with the signs of the inputs. Elements are
