@@ -1,6 +1,5 @@
-// The swizzled scale layout (lplab/kernels/scale_layout.h), a tile at a
-// time: each tile's 32-row groups are read as rows of 4 codes and written as
-// 4-byte runs, 16 bytes apart per row.
+// The swizzled scale layout (lplab/kernels/scale_layout.h): both directions
+// copy the same runs, a row's (at most) 4 codes of each tile.
 #include "lplab/kernels/scale_layout.h"
 
 #include <algorithm>
@@ -43,27 +42,29 @@ void check(const char* fn, std::size_t grid, std::size_t swizzled, std::size_t r
     throw std::invalid_argument(where + "the grid and the swizzled buffer overlap");
 }
 
+// f(grid offset, swizzled offset, n) for every run of n <= 4 codes that lie
+// side by side in both: a row's codes of one tile, 512 bytes apart from the
+// next tile's.
+template <class F>
+void for_each_run(std::size_t rows, std::size_t cols, F&& f) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t base = swizzled_scale_index(r, 0, cols);
+    for (std::size_t c = 0; c < cols; c += kScaleTileCols)
+      f(r * cols + c, base + c / kScaleTileCols * kScaleTileBytes, std::min(kScaleTileCols, cols - c));
+  }
+}
+
 }  // namespace
 
 void swizzle_scales(std::span<const std::uint8_t> scales, std::size_t rows, std::size_t cols,
                     std::span<std::uint8_t> out, std::uint8_t pad) {
   const Sizes z = sizes_of("swizzle_scales", rows, cols);
   check("swizzle_scales", z.grid, z.swizzled, rows, cols, scales.size(), out.size(), scales.data(), out.data());
-  if (z.grid == 0) {
-    std::fill(out.begin(), out.end(), pad);
-    return;
-  }
-  const bool ragged = rows % kScaleTileRows != 0 || cols % kScaleTileCols != 0;
-  if (ragged) std::fill(out.begin(), out.end(), pad);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::uint8_t* row = scales.data() + r * cols;
-    std::uint8_t* base = out.data() + swizzled_scale_index(r, 0, cols);
-    // Whole groups of 4 columns: one 4-byte run per tile, 512 bytes apart.
-    std::size_t c = 0;
-    for (; c + kScaleTileCols <= cols; c += kScaleTileCols)
-      std::memcpy(base + c / kScaleTileCols * kScaleTileBytes, row + c, kScaleTileCols);
-    for (; c < cols; ++c) base[c / kScaleTileCols * kScaleTileBytes + c % kScaleTileCols] = row[c];
-  }
+  if (z.grid == 0 || rows % kScaleTileRows != 0 || cols % kScaleTileCols != 0)
+    std::fill(out.begin(), out.end(), pad);  // the padding
+  for_each_run(rows, cols, [&](std::size_t g, std::size_t s, std::size_t n) {
+    std::memcpy(out.data() + s, scales.data() + g, n);
+  });
 }
 
 void unswizzle_scales(std::span<const std::uint8_t> swizzled, std::size_t rows, std::size_t cols,
@@ -71,15 +72,9 @@ void unswizzle_scales(std::span<const std::uint8_t> swizzled, std::size_t rows, 
   const Sizes z = sizes_of("unswizzle_scales", rows, cols);
   check("unswizzle_scales", z.grid, z.swizzled, rows, cols, out.size(), swizzled.size(), out.data(),
         swizzled.data());
-  if (z.grid == 0) return;
-  for (std::size_t r = 0; r < rows; ++r) {
-    std::uint8_t* row = out.data() + r * cols;
-    const std::uint8_t* base = swizzled.data() + swizzled_scale_index(r, 0, cols);
-    std::size_t c = 0;
-    for (; c + kScaleTileCols <= cols; c += kScaleTileCols)
-      std::memcpy(row + c, base + c / kScaleTileCols * kScaleTileBytes, kScaleTileCols);
-    for (; c < cols; ++c) row[c] = base[c / kScaleTileCols * kScaleTileBytes + c % kScaleTileCols];
-  }
+  for_each_run(rows, cols, [&](std::size_t g, std::size_t s, std::size_t n) {
+    std::memcpy(out.data() + g, swizzled.data() + s, n);
+  });
 }
 
 }  // namespace lplab::kernels

@@ -321,11 +321,10 @@ void bind_amax(nb::module_& m) {
 const std::uint8_t* byte_grid(const InArray& a, const char* what, std::size_t ndim) {
   if (a.dtype() != nb::dtype<std::uint8_t>() || a.ndim() != ndim)
     value_error(fmt::format("{}: a {}-D uint8 array of scale codes", what, ndim));
-  std::int64_t expect = 1;
-  for (std::size_t d = ndim; d-- > 0;) {
-    if (a.shape(d) > 1 && a.stride(d) != expect) value_error(fmt::format("{}: a C-contiguous array", what));
-    expect *= static_cast<std::int64_t>(a.shape(d));
-  }
+  std::vector<std::size_t> shape;
+  std::vector<std::ptrdiff_t> strides;
+  for (std::size_t d = 0; d < ndim; ++d) shape.push_back(a.shape(d)), strides.push_back(a.stride(d));
+  if (!kernels::Layout(shape, strides).is_contiguous()) value_error(fmt::format("{}: a C-contiguous array", what));
   return static_cast<const std::uint8_t*>(a.data());
 }
 

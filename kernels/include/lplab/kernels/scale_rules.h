@@ -140,16 +140,15 @@ LPLAB_HD constexpr int ceil_log2_of_product(std::uint32_t a_bits, std::uint32_t 
 template <class Elem, class Scale>
 LPLAB_HD constexpr int power_of_two_exponent(ScaleRule rule, std::uint32_t amax_bits) noexcept {
   using C = Constants<Elem, Scale>;
+  if (amax_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
   int x = 0;
   if (rule == ScaleRule::rceil) {
     // X = ceil(log2 q), q = amax * (1 / max_elem) rounded to float32
     // (TE: amax * max_norm_rcp; 1 / 448 is 0x3B124925); q < amax, finite.
-    if (amax_bits == 0) return C::x_min;  // log2(0) = -inf, clamped
     bool zero = false;
     x = ceil_log2_of_product(amax_bits, lplab::detail::bit_cast<std::uint32_t>(C::max_elem_rcp), zero);
     if (zero) return C::x_min;
   } else {
-    if (amax_bits == 0) return C::x_min;
     const Binade b = binade_of(amax_bits);
     x = b.floor_log2 - C::emax_elem;
     if (rule == ScaleRule::ceil) {
