@@ -131,7 +131,7 @@ void BM_preset(benchmark::State& state, const k::MmaInstruction* i, std::size_t 
   for (auto _ : state) {
     if (scaled)
       k::matmul_block_scaled_instruction(p, sa.data(), sb.data(), static_cast<int>(block), static_cast<int>(block),
-                                         i->scale == k::MmaType::ue8m0, i->scale == k::MmaType::ue8m0, o, d.data());
+                                         k::mma_format_name(i->scale), k::mma_format_name(i->scale), o, d.data());
     else
       k::matmul_accumulate(p, o, d.data());
     benchmark::DoNotOptimize(d.data());

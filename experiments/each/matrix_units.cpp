@@ -101,7 +101,7 @@ const k::MmaInstruction* block_instruction(const k::BlockScaling<Elem, Scale>& s
   for (const k::MmaInstruction& i : k::mma_instructions()) {
     if (!i.name.starts_with("blackwell.tcgen05.") || i.scale == k::MmaType::none ||
         k::mma_format_name(i.a) != finfo<Elem>::name || k::mma_format_name(i.b) != finfo<Elem>::name ||
-        (i.scale == k::MmaType::ue8m0) != std::is_same_v<Scale, float8_e8m0fnu> ||
+        k::mma_format_name(i.scale) != finfo<Scale>::name ||
         i.model.scale_block != s.block_size)
       continue;
     if (best == nullptr || i.k > best->k) best = &i;

@@ -53,7 +53,8 @@ constexpr bool kVectorFormat = [] {
   using L = lplab::detail::Layout<D>;
   if (L::bits > 16 || L::M >= 23 || L::E > 8) return false;
   if (D.has_subnormals) {
-    return D.is_signed && (L::emin - L::M >= -126 || (L::E == 8 && D.bias == 127));
+    // Signed, or unsigned with a zero (UE5M3): the sign lane is dropped.
+    return L::emin - L::M >= -126 || (L::E == 8 && D.bias == 127);
   }
   // Without subnormals: only the E8M0 shape (unsigned, 2^-127 .. 2^127).
   return !D.is_signed && L::E == 8 && L::M == 0 && D.bias == 127;
@@ -448,12 +449,18 @@ HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
     if (overflow_invalid) invalid = hn::Or(invalid, is_inf);
   }
   auto decline = none;
-  if constexpr (!D.has_subnormals) {
-    // E8M0: no zero; negative, zero and (as above) -inf inputs are invalid.
-    const V invalid_nan = hn::Set(du, SC::nan_code);
-    const auto bad = hn::AndNot(is_nan, hn::Or(neg, is_zero_in));
-    r = hn::IfThenElse(bad, invalid_nan, r);
+  // An unsigned format holds no negative number: a negative input, -inf
+  // included, is invalid and NaN (round_pack's step 1), -0 is +0; E8M0, which
+  // has no zero, takes a zero input the same way.
+  auto bad = none;
+  if constexpr (!D.is_signed) {
+    bad = D.has_subnormals ? hn::AndNot(hn::Or(is_nan, is_zero_in), neg)
+                           : hn::AndNot(is_nan, hn::Or(neg, is_zero_in));
+    r = hn::IfThenElse(bad, hn::Set(du, SC::nan_code), r);
     invalid = hn::Or(hn::AndNot(bad, invalid), bad);
+    underflow = hn::AndNot(bad, underflow);
+  }
+  if constexpr (!D.has_subnormals) {
     // Float subnormals land in E8M0's lowest binade: the scalar core.
     decline = hn::And(hn::Eq(fe, hn::Zero(du)), hn::Not(hn::Or(neg, is_zero_in)));
     underflow = none;
@@ -465,10 +472,9 @@ HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
     const auto inf_overflows = saturate || !L::has_inf ? is_inf : none;
     auto inexact_m = hn::Or(hn::And(is_finite_nz, hn::Or(hn::Ne(dropped, hn::Zero(du)), ovf)), inf_overflows);
     auto overflow_f = hn::Or(hn::And(is_finite_nz, ovf), inf_overflows);
-    if constexpr (!D.has_subnormals) {
-      // Negative or zero into E8M0: invalid only (pack_infinity's and
-      // round_pack's first step come before any other flag).
-      const auto bad = hn::AndNot(is_nan, hn::Or(neg, is_zero_in));
+    if constexpr (!D.is_signed) {
+      // Negative (or, into E8M0, zero) inputs: invalid only (pack_infinity's
+      // and round_pack's first step come before any other flag).
       inexact_m = hn::AndNot(hn::Or(bad, decline), inexact_m);
       overflow_f = hn::AndNot(hn::Or(bad, decline), overflow_f);
     }
@@ -529,7 +535,7 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
 template <Descriptor D>
 constexpr bool kHalfPattern = [] {
   using L = lplab::detail::Layout<D>;
-  if (!kVectorFormat<D> || !D.has_subnormals || L::bits > 8 || L::E < 1 || L::E > 5) return false;
+  if (!kVectorFormat<D> || !D.is_signed || !D.has_subnormals || L::bits > 8 || L::E < 1 || L::E > 5) return false;
   if (L::E == 5 && D.encoding != Encoding::ieee) return false;
   return D.bias >= -96 && D.bias <= 117;
 }();

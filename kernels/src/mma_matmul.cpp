@@ -100,8 +100,8 @@ namespace lplab::kernels {
 using namespace detail;
 
 void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales_a, const float* scales_b_t,
-                                     int block_a, int block_b, bool e8m0_a, bool e8m0_b, const MatmulOptions& o,
-                                     double* out) {
+                                     int block_a, int block_b, std::string_view scale_format_a,
+                                     std::string_view scale_format_b, const MatmulOptions& o, double* out) {
   // (check_matmul has checked the model.)
   const MmaInstruction& i = instruction_of(o);
   if (i.scale == MmaType::none)
@@ -112,10 +112,11 @@ void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales
     throw std::invalid_argument("matmul: " + i.name + " takes one scale per " + std::to_string(want) +
                                 " elements; the operands have blocks of " + std::to_string(block_a) + " and " +
                                 std::to_string(block_b));
-  const bool e8m0 = i.scale == MmaType::ue8m0;
-  if (e8m0_a != e8m0 || e8m0_b != e8m0)
+  const std::string_view takes = mma_format_name(i.scale);
+  if (scale_format_a != takes || scale_format_b != takes)
     throw std::invalid_argument("matmul: " + i.name + " takes " + std::string(mma_type_info(i.scale).name) +
-                                " scales; the operands' are not both that type");
+                                " scales (" + std::string(takes) + "); the operands' are " +
+                                std::string(scale_format_a) + " and " + std::string(scale_format_b));
   if (p.k % static_cast<std::size_t>(i.k) != 0)
     throw std::invalid_argument("matmul: " + i.name + " needs k a multiple of its k = " + std::to_string(i.k) +
                                 " (block scales cover whole instructions); k is " + std::to_string(p.k));

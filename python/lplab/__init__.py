@@ -30,7 +30,8 @@ __version__ = _lplab.__version__
 __all__ = [
     "Array", "Quantized", "Table", "Regression", "finfo", "formats", "format_name", "convert", "encode", "decode",
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
-    "swizzle_scales", "unswizzle_scales", "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
+    "swizzle_scales", "unswizzle_scales", "cvt_rs", "hadamard", "quantize_four_over_six", "dequantize_four_over_six",
+    "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
     "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale", "add", "mul", "axpy", "triu", "sum",
     "mean", "amax", "matmul", "matmul_blocks", "accumulators", "experiments", "run", "report", "regress",
 ]
@@ -233,6 +234,47 @@ def swizzle_scales(scales: Any, *, pad: int = 0) -> np.ndarray:
 def unswizzle_scales(swizzled: np.ndarray, rows: int, cols: int) -> np.ndarray:
     """The rows x cols grid of scale codes out of swizzle_scales' bytes."""
     return _lplab.unswizzle_scales(np.ascontiguousarray(swizzled), rows, cols)
+
+
+@_documented
+def cvt_rs(x: Any, form: str = "e2m1x4", *, seed: int = 0, subsequence: int = 0, stream: str = "philox",
+           layout: str = "sm_100a", relu: bool = False, satfinite: bool = True) -> Array:
+    """PTX's cvt.rs -- stochastic rounding as sm_100a/sm_103a do it -- over
+    float32 values: each run of the form's 2 or 4 elements is one
+    instruction, whose rbits come from the stream ({rbits_stream}) at (seed,
+    subsequence, group). form: one of {cvt_rs_form}; layout: "sm_100a" or
+    "sm_103a", which rbits byte each element reads (docs/recipes.md)."""
+    arr, _ = _operand(x)
+    codes, fmt = _lplab.cvt_rs(arr, form, seed, subsequence, stream, layout, relu, satfinite)
+    return Array(codes, fmt)
+
+
+def hadamard(x: Any, *, signs: int = 0xD7E8, inverse: bool = False, bf16: bool = True) -> np.ndarray:
+    """The random Hadamard transform of NVFP4 training along the last
+    dimension, in groups of 16: x . diag(s) . H / 4 with Transformer Engine's
+    signs (mask 0xD7E8, bit i where s_i = -1), rounded to bfloat16 as TE does
+    (bf16=False keeps float32); inverse=True undoes it. For the wgrad GEMM's
+    operands pass them K-major (X.T, dY.T)."""
+    arr, _ = _operand(x)
+    return _lplab.hadamard(arr, signs, inverse, bf16)
+
+
+@_documented
+def quantize_four_over_six(x: Any, *, metric: str = "mse", e4m3_max: float = 256.0, order: str = "fouroversix"):
+    """Four Over Six NVFP4 (arXiv 2512.02010): each block of 16 scaled to a
+    maximum of 6 or of 4, whichever has the smaller error. metric: one of
+    {four_over_six_metric}; order: one of {four_over_six_order}. Returns
+    (codes, scales, amax, blocks that kept 4)."""
+    arr, _ = _operand(x)
+    codes, scales, amax, fours = _lplab.quantize_four_over_six(arr, metric, e4m3_max, order)
+    return Array(codes, "float4_e2m1fn"), Array(scales, "float8_e4m3fn"), amax, fours
+
+
+def dequantize_four_over_six(codes: Any, scales: Any, amax: float, *, e4m3_max: float = 256.0) -> np.ndarray:
+    """((q * s) * amax) / (6 * e4m3_max) for quantize_four_over_six's codes and scales."""
+    c = codes.codes if isinstance(codes, Array) else np.asarray(codes)
+    s = scales.codes if isinstance(scales, Array) else np.asarray(scales)
+    return _lplab.dequantize_four_over_six(c, s, amax, e4m3_max)
 
 
 @_documented

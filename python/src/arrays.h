@@ -205,7 +205,8 @@ struct ScaledOperand {
   std::vector<float> elems, scales, values;
   kernels::OperandRange elem_range, scaled_range;
   int block_size = 0;
-  bool e8m0 = false, te = false;
+  std::string scale_format;  // the scales' catalog format
+  bool te = false;
   double encode_numerator = 1;
   float tensor_scale = 1;
 };

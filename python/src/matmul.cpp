@@ -172,7 +172,7 @@ void bind_matmul(nb::module_& m) {
               std::vector<double> sum(mm * nn);
               kernels::matmul_block_scaled_instruction(
                   {mm, nn, kk, a.elems.data(), bk.data(), a.elem_range, b.elem_range}, a.scales.data(),
-                  b.scales.data(), a.block_size, b.block_size, a.e8m0, b.e8m0, o, sum.data());
+                  b.scales.data(), a.block_size, b.block_size, a.scale_format, b.scale_format, o, sum.data());
               const double scale = static_cast<double>(o.scale_a) * static_cast<double>(o.scale_b) *
                                    kernels::tensor_scale_factor(a.te, a.encode_numerator, a.tensor_scale, b.te,
                                                                         b.encode_numerator, b.tensor_scale);

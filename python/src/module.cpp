@@ -14,7 +14,9 @@
 #include "arrays.h"
 #include "lplab/lab/experiment.h"
 #include "lplab/runtime/text.h"
+#include "lplab/kernels/cvt_rs.h"
 #include "lplab/kernels/elementwise.h"
+#include "lplab/kernels/four_over_six.h"
 #include "lplab/kernels/scaling.h"
 #include "lplab/kernels/targets.h"
 
@@ -75,10 +77,14 @@ void bind_formats(nb::module_& m) {
         d["accumulate"] = names_of<kernels::Accumulate>();
         d["rule"] = names_of<kernels::ScaleRule>();
         d["amax"] = names_of<kernels::AmaxSource>();
+        d["cvt_rs_form"] = names_of<kernels::CvtRsForm>();
+        d["rbits_stream"] = names_of<kernels::RbitsStream>();
+        d["four_over_six_metric"] = names_of<kernels::FourOverSixMetric>();
+        d["four_over_six_order"] = names_of<kernels::FourOverSixOrder>();
         return d;
       },
       "The names of each enumeration the functions take (round, overflow, unary, binary, compute, accumulate, "
-      "rule, amax), in declaration order.");
+      "rule, amax, cvt_rs_form, rbits_stream, four_over_six_metric, four_over_six_order), in declaration order.");
   nb::class_<Finfo> cls(m, "finfo",
                         "Every field of torch.finfo and numpy/ml_dtypes finfo (resolution as resolution_torch and "
                         "resolution_numpy), plus the NaN/Inf codes, the nearest-even overflow threshold, code and "

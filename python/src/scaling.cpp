@@ -11,6 +11,9 @@
 
 #include "arrays.h"
 #include "lplab/runtime/text.h"
+#include "lplab/kernels/cvt_rs.h"
+#include "lplab/kernels/four_over_six.h"
+#include "lplab/kernels/hadamard.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/scale_layout.h"
 #include "lplab/kernels/scaling.h"
@@ -124,7 +127,7 @@ ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const 
     out.elem_range = kernels::operand_range<E>();
     out.scaled_range = kernels::scaled_range<E>();
     out.block_size = block_size;
-    out.e8m0 = std::is_same_v<S, float8_e8m0fnu>;
+    out.scale_format = S::descriptor.name.c_str();
     out.te = s.rule == kernels::ScaleRule::amax_ratio_te;
     out.encode_numerator = static_cast<double>(kernels::scale_rules::Constants<E, S>::encode_numerator);
     out.tensor_scale = tensor_scale_value;
@@ -354,6 +357,87 @@ void bind_scale_layout(nb::module_& m) {
         nb::arg("swizzled"), nb::arg("rows"), nb::arg("cols"), "The rows x cols grid out of a swizzled layout.");
 }
 
+// The pieces of the training recipes (docs/recipes.md): cvt.rs, the
+// random Hadamard transform, Four Over Six.
+void bind_recipe_parts(nb::module_& m) {
+  m.def("cvt_rs",
+        [](const InArray& x, const std::string& form, std::uint64_t seed, std::uint64_t subsequence,
+           const std::string& stream, const std::string& layout, bool relu, bool satfinite) {
+          const FloatInput in = float_input(x, "x");
+          const auto f = runtime::parse<kernels::CvtRsForm>(form);
+          const auto st = runtime::parse<kernels::RbitsStream>(stream);
+          const kernels::RbitsLayout* l = kernels::rbits_layout_named(layout);
+          if (l == nullptr) value_error(fmt::format("layout: 'sm_100a' or 'sm_103a', not '{}'", layout));
+          if (!satfinite && f != kernels::CvtRsForm::f16x2 && f != kernels::CvtRsForm::bf16x2)
+            value_error(fmt::format("satfinite: {} has .satfinite always (the PTX ISA); only f16x2 and bf16x2 "
+                                    "may leave it off", form));
+          nb::object out;
+          switch (f) {
+#define LPLAB_PY_CVT_RS(name, T, K, lanes, doc)                                                         \
+  case kernels::CvtRsForm::name: {                                                                  \
+    OutArray codes = new_codes(format_named(#T), in.op.shape);                                      \
+    const std::span<const float> v = in.values();                                                   \
+    kernels::cvt_rs_bulk<kernels::CvtRsForm::name>(v.data(), v.size(), static_cast<T*>(codes.data()), \
+                                                   st, seed, subsequence, *l, relu, satfinite);     \
+    out = nb::make_tuple(codes, std::string(#T));                                                   \
+    break;                                                                                          \
+  }
+            LPLAB_CVT_RS_FORMS(LPLAB_PY_CVT_RS)
+#undef LPLAB_PY_CVT_RS
+          }
+          return out;
+        },
+        nb::arg("x"), nb::arg("form"), nb::arg("seed"), nb::arg("subsequence"), nb::arg("stream"),
+        nb::arg("layout"), nb::arg("relu"), nb::arg("satfinite"),
+        "PTX cvt.rs over x in instruction groups: (codes, format name).");
+  m.def("hadamard",
+        [](const InArray& x, unsigned signs, bool inverse, bool bf16) {
+          const FloatInput in = float_input(x, "x");
+          if (signs > 0xFFFF) value_error("signs: a 16-bit mask (bit i set where sign i is -1)");
+          const std::size_t cols = in.op.shape.empty() ? in.op.size : in.op.shape.back();
+          if (cols % kernels::kHadamardSize != 0)
+            value_error(fmt::format("x: the last dimension ({}) must be a multiple of 16", cols));
+          OutArray y = new_array(nb::dtype<float>(), in.op.shape);
+          const std::span<const float> v = in.values();
+          kernels::hadamard_rows(v.data(), cols == 0 ? 0 : v.size() / cols, cols, static_cast<float*>(y.data()),
+                                 static_cast<std::uint16_t>(signs),
+                                 bf16 ? kernels::HadamardOutput::bfloat16 : kernels::HadamardOutput::float32, inverse);
+          return y;
+        },
+        nb::arg("x"), nb::arg("signs"), nb::arg("inverse"), nb::arg("bf16"),
+        "The random Hadamard transform along the last dimension, in groups of 16.");
+  m.def("quantize_four_over_six",
+        [](const InArray& x, const std::string& metric, float e4m3_max, const std::string& order) {
+          const FloatInput in = float_input(x, "x");
+          const kernels::FourOverSix p{runtime::parse<kernels::FourOverSixMetric>(metric), e4m3_max,
+                                       runtime::parse<kernels::FourOverSixOrder>(order)};
+          const std::span<const float> v = in.values();
+          const std::size_t blocks = (v.size() + 15) / 16;
+          OutArray codes = new_codes(format_named("float4_e2m1fn"), in.op.shape);
+          OutArray scales = new_codes(format_named("float8_e4m3fn"), {blocks});
+          float amax = 0;
+          std::size_t fours = 0;
+          kernels::quantize_four_over_six(p, v, {static_cast<float4_e2m1fn*>(codes.data()), v.size()},
+                                          {static_cast<float8_e4m3fn*>(scales.data()), blocks}, &amax, &fours);
+          return nb::make_tuple(codes, scales, amax, fours);
+        },
+        nb::arg("x"), nb::arg("metric"), nb::arg("e4m3_max"), nb::arg("order"),
+        "Four Over Six: (E2M1 codes, E4M3 scales, amax, blocks that kept 4).");
+  m.def("dequantize_four_over_six",
+        [](const InArray& codes, const InArray& scales, float amax, float e4m3_max) {
+          const Operand c = operand(codes, "float4_e2m1fn", "codes");
+          if (!c.contiguous()) value_error("codes: must be contiguous");
+          const std::span<const float8_e4m3fn> s = codes_input<float8_e4m3fn>(scales, "scales", (c.size + 15) / 16);
+          OutArray y = new_array(nb::dtype<float>(), c.shape);
+          kernels::dequantize_four_over_six({.e4m3_max = e4m3_max},
+                                            {static_cast<const float4_e2m1fn*>(c.data), c.size}, s, amax,
+                                            {static_cast<float*>(y.data()), c.size});
+          return y;
+        },
+        nb::arg("codes"), nb::arg("scales"), nb::arg("amax"), nb::arg("e4m3_max"),
+        "((q * s) * amax) / (6 * e4m3_max), element by element.");
+}
+
 }  // namespace
 
 // Block scaling (MX, NVFP4), per-tensor scaling (current and delayed) and
@@ -364,6 +448,7 @@ void bind_scaling(nb::module_& m) {
   bind_tile_scaling(m);
   bind_amax(m);
   bind_scale_layout(m);
+  bind_recipe_parts(m);
 }
 
 }  // namespace lplab::python

@@ -163,3 +163,55 @@ def test_swizzled_scales_are_torchaos_blocked_layout():
         lplab.swizzle_scales(grid.astype(np.int64))
     sa = lplab.quantize(x, "mxfp8_e4m3").scales
     assert (lplab.swizzle_scales(lplab.Array(sa.codes.reshape(300, 7), sa.format)) == sw).all()
+
+
+def test_cvt_rs_follows_the_carry_rule_per_instruction():
+    # E2M1: 2.5 is half way from 2 to 3 (D = 128 of 256): with r from the
+    # Philox stream, element j of group g rounds up iff its byte >= 128.
+    x = np.full(64, 2.5, np.float32)
+    got = lplab.cvt_rs(x, "e2m1x4", seed=7, subsequence=1).codes
+    assert set(np.unique(got)) == {0x4, 0x5}
+    again = lplab.cvt_rs(x, "e2m1x4", seed=7, subsequence=1).codes
+    assert np.array_equal(got, again)
+    other = lplab.cvt_rs(x, "e2m1x4", seed=7, subsequence=2).codes
+    assert not np.array_equal(got, other)
+    # bf16x2 with .satfinite: NaN is 0x7FFF, infinity the signed maximum.
+    y = lplab.cvt_rs(np.array([np.nan, -np.inf], np.float32), "bf16x2").codes
+    assert y.tolist() == [0x7FFF, 0xFF7F]
+    assert lplab.cvt_rs(np.float32([1.0]), "e4m3x4").format == "float8_e4m3fn"
+    with pytest.raises(ValueError, match="satfinite"):
+        lplab.cvt_rs(x, "e2m1x4", satfinite=False)
+    with pytest.raises(ValueError, match="sm_100a"):
+        lplab.cvt_rs(x, "e2m1x4", layout="sm_90a")
+
+
+def test_hadamard_is_te_s_and_inverts():
+    spike = np.zeros((1, 16), np.float32)
+    spike[0, 5] = 448.0
+    assert np.array_equal(np.abs(lplab.hadamard(spike)), np.full((1, 16), 112.0, np.float32))
+    x = np.arange(64, dtype=np.float32).reshape(2, 32) - 20
+    y = lplab.hadamard(x, bf16=False)
+    assert np.array_equal(lplab.hadamard(y, bf16=False, inverse=True), x)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        lplab.hadamard(np.zeros((2, 17), np.float32))
+
+
+def test_four_over_six_picks_the_closer_scale():
+    t = np.zeros(32, np.float32)
+    t[0] = 6.0
+    t[16:20] = [4.0, 3.0, 2.0, 1.0]
+    q, s, amax, fours = lplab.quantize_four_over_six(t)
+    assert amax == 6.0 and fours == 1
+    assert s.codes.tolist() == [0x78, 0x78]  # 256 and 256
+    back = lplab.dequantize_four_over_six(q, s, amax)
+    assert np.array_equal(back[16:20], t[16:20])
+
+
+def test_ue5m3_is_a_format_and_a_block_scale():
+    f = lplab.finfo("ue5m3")
+    assert f.max == 114688 and f.smallest_subnormal == 2.0 ** -17 and not f.is_signed
+    assert lplab.convert(np.float32([1.0, 114688.0, -1.0]), "ue5m3").codes.tolist() == [0x78, 0xFE, 0xFF]
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    q = lplab.quantize(x, None, elem="float4_e2m1fn", scale="ue5m3", block_size=16, rule="amax_ratio",
+                       tensor_scale=True)
+    assert np.max(np.abs(lplab.dequantize(q) - x)) < 0.5

@@ -5,12 +5,16 @@
 //   accumulator preset the portable core computes, resolved for operands of
 //   every catalog format, on operands decoded on the device;
 // - the scale rules (scale_rules.h): every rule for every element and scale
-//   format, and the per-tensor scale, over amax values of every binade.
+//   format, and the per-tensor scale, over amax values of every binade;
+// - the model of cvt.rs (cvt_rs.h) on the device, and, on an sm_100 GPU
+//   (B200), the instruction itself against it for every form.
 // The results must equal the host's, bit for bit.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <tuple>
 #include <utility>
 #include <string>
@@ -18,6 +22,7 @@
 
 #include "lplab/formats.h"
 #include "lplab/kernels/convert.h"
+#include "lplab/kernels/cvt_rs.h"
 #include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/exact_sum.h"
 #include "lplab/kernels/random.h"
@@ -308,6 +313,127 @@ std::string every_pair_differs(std::index_sequence<I...>) {
 TEST(Device, every_scale_rule_matches_host) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device: device code compiled, not run";
   EXPECT_EQ(every_pair_differs(std::make_index_sequence<std::tuple_size_v<ElemScalePairs>>{}), "");
+}
+
+// cvt.rs: d for each group of 4 (2) inputs with its rbits, by the model
+// (any device) and by the instruction (sm_100a code only; elsewhere the
+// sentinel 0xFFFFFFFF, and the test says SKIPPED).
+template <kernels::CvtRsForm F>
+__device__ std::uint32_t cvt_rs_instruction(const float* x, std::uint32_t r) {
+  std::uint32_t d = 0xFFFF'FFFFu;
+#if defined(__CUDA_ARCH_FEAT_SM100_ALL)
+  using kernels::CvtRsForm;
+  // Memory element 0 is the last operand (f, or b).
+  if constexpr (F == CvtRsForm::f16x2)
+    asm("cvt.rs.satfinite.f16x2.f32 %0, %1, %2, %3;" : "=r"(d) : "f"(x[1]), "f"(x[0]), "r"(r));
+  else if constexpr (F == CvtRsForm::bf16x2)
+    asm("cvt.rs.satfinite.bf16x2.f32 %0, %1, %2, %3;" : "=r"(d) : "f"(x[1]), "f"(x[0]), "r"(r));
+  else if constexpr (F == CvtRsForm::e4m3x4)
+    asm("cvt.rs.satfinite.e4m3x4.f32 %0, {%1, %2, %3, %4}, %5;" : "=r"(d) : "f"(x[3]), "f"(x[2]), "f"(x[1]), "f"(x[0]), "r"(r));
+  else if constexpr (F == CvtRsForm::e5m2x4)
+    asm("cvt.rs.satfinite.e5m2x4.f32 %0, {%1, %2, %3, %4}, %5;" : "=r"(d) : "f"(x[3]), "f"(x[2]), "f"(x[1]), "f"(x[0]), "r"(r));
+  else if constexpr (F == CvtRsForm::e2m3x4)
+    asm("cvt.rs.satfinite.e2m3x4.f32 %0, {%1, %2, %3, %4}, %5;" : "=r"(d) : "f"(x[3]), "f"(x[2]), "f"(x[1]), "f"(x[0]), "r"(r));
+  else if constexpr (F == CvtRsForm::e3m2x4)
+    asm("cvt.rs.satfinite.e3m2x4.f32 %0, {%1, %2, %3, %4}, %5;" : "=r"(d) : "f"(x[3]), "f"(x[2]), "f"(x[1]), "f"(x[0]), "r"(r));
+  else {
+    unsigned short h;
+    asm("cvt.rs.satfinite.e2m1x4.f32 %0, {%1, %2, %3, %4}, %5;" : "=h"(h) : "f"(x[3]), "f"(x[2]), "f"(x[1]), "f"(x[0]), "r"(r));
+    d = h;
+  }
+#else
+  (void)x, (void)r;
+#endif
+  return d;
+}
+
+template <kernels::CvtRsForm F>
+__global__ void cvt_rs_kernel(const float* x, const std::uint32_t* rbits, int groups, std::uint32_t* model,
+                              std::uint32_t* hw, kernels::RbitsLayout layout) {
+  constexpr int lanes = kernels::CvtRsFormTraits<F>::lanes;
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= groups) return;
+  model[g] = kernels::cvt_rs_packed<F>(x + lanes * g, rbits[g], layout);
+  hw[g] = cvt_rs_instruction<F>(x + lanes * g, rbits[g]);
+}
+
+struct CvtRsResult {
+  int model_differs = 0, hw_differs = 0, hw_ran = 0;
+  std::string first;
+};
+
+template <kernels::CvtRsForm F>
+CvtRsResult cvt_rs_on_device() {
+  using Tr = kernels::CvtRsFormTraits<F>;
+  // Inputs: every binade around the format's range, random fractions and
+  // signs, specials; rbits from Philox.
+  std::vector<float> x;
+  std::uint64_t st = 99;
+  for (int e = -30; e <= 20; ++e)
+    for (int j = 0; j < 64; ++j) {
+      st = kernels::splitmix64(st);
+      const float v = std::ldexp(1.0f + static_cast<float>(st >> 40) * 0x1p-24f, e);
+      x.push_back((st & 1) != 0 ? -v : v);
+    }
+  for (float v : {0.0f, -0.0f, __builtin_inff(), -__builtin_inff(), __builtin_nanf("")}) x.push_back(v);
+  while (x.size() % Tr::lanes != 0) x.push_back(1.0f);
+  const int groups = static_cast<int>(x.size()) / Tr::lanes;
+  std::vector<std::uint32_t> r(groups), model(groups), hw(groups);
+  for (int g = 0; g < groups; ++g) r[g] = kernels::philox_bits(7, 0, static_cast<std::uint64_t>(g));
+  float* dx = nullptr;
+  std::uint32_t *dr = nullptr, *dm = nullptr, *dh = nullptr;
+  CvtRsResult res;
+  if (cudaMalloc(&dx, x.size() * 4) != cudaSuccess || cudaMalloc(&dr, r.size() * 4) != cudaSuccess ||
+      cudaMalloc(&dm, r.size() * 4) != cudaSuccess || cudaMalloc(&dh, r.size() * 4) != cudaSuccess) {
+    res.first = "cudaMalloc failed";
+    res.model_differs = -1;
+    return res;
+  }
+  cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(dr, r.data(), r.size() * 4, cudaMemcpyHostToDevice);
+  cvt_rs_kernel<F><<<(groups + 127) / 128, 128>>>(dx, dr, groups, dm, dh, kernels::kRbitsSm100a);
+  const bool ran = cudaDeviceSynchronize() == cudaSuccess;
+  cudaMemcpy(model.data(), dm, r.size() * 4, cudaMemcpyDeviceToHost);
+  cudaMemcpy(hw.data(), dh, r.size() * 4, cudaMemcpyDeviceToHost);
+  cudaFree(dx);
+  cudaFree(dr);
+  cudaFree(dm);
+  cudaFree(dh);
+  if (!ran) {
+    res.model_differs = -1;
+    res.first = "the kernel did not run";
+    return res;
+  }
+  for (int g = 0; g < groups; ++g) {
+    const std::uint32_t host = kernels::cvt_rs_packed<F>(&x[Tr::lanes * g], r[g], kernels::kRbitsSm100a);
+    res.model_differs += model[g] != host;
+    if (hw[g] == 0xFFFF'FFFFu) continue;
+    ++res.hw_ran;
+    if (hw[g] != host && res.hw_differs++ == 0)
+      res.first = std::string(enum_name(F)) + " group " + std::to_string(g) + ": hardware " + std::to_string(hw[g]) +
+                  ", model " + std::to_string(host);
+  }
+  return res;
+}
+
+TEST(Device, cvt_rs_model_and_instruction) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device: device code compiled, not run";
+  int hw_ran = 0;
+  std::string hw_report;
+  auto one = [&](auto form) {
+    const CvtRsResult r = cvt_rs_on_device<decltype(form)::value>();
+    EXPECT_EQ(r.model_differs, 0) << enum_name(decltype(form)::value) << ": the model differs on the device " << r.first;
+    hw_ran += r.hw_ran;
+    if (r.hw_ran > 0) EXPECT_EQ(r.hw_differs, 0) << r.first;
+  };
+  one(std::integral_constant<kernels::CvtRsForm, kernels::CvtRsForm::f16x2>{});
+  one(std::integral_constant<kernels::CvtRsForm, kernels::CvtRsForm::bf16x2>{});
+  one(std::integral_constant<kernels::CvtRsForm, kernels::CvtRsForm::e4m3x4>{});
+  one(std::integral_constant<kernels::CvtRsForm, kernels::CvtRsForm::e5m2x4>{});
+  one(std::integral_constant<kernels::CvtRsForm, kernels::CvtRsForm::e2m3x4>{});
+  one(std::integral_constant<kernels::CvtRsForm, kernels::CvtRsForm::e3m2x4>{});
+  one(std::integral_constant<kernels::CvtRsForm, kernels::CvtRsForm::e2m1x4>{});
+  if (hw_ran == 0) GTEST_SKIP() << "cvt.rs runs on sm_100a (B200) only: the model ran on this GPU, the instruction did not";
 }
 
 }  // namespace

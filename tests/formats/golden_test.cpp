@@ -48,6 +48,14 @@ static_assert(float8_e4m3b11fnuz(30.0f).bits() == 0x7F);  // 0b0'1111'111 = 1.87
 static_assert(float8_e4m3b11fnuz(32.0f).bits() == 0x80);  // past max: the single NaN
 static_assert(float8_e4m3b11fnuz(-0.0f).bits() == 0x00);  // no negative zero
 static_assert(float8_e4m3b11fnuz(0x1p-13f).bits() == 0x01);  // 2^(1 - 11 - 3)
+// UE5M3 (PTX ISA 13.4 preview): unsigned, bias 15, NaN 0xFF alone.
+static_assert(float8_e5m3fnu(114688.0f).bits() == 0xFE);  // 0b11111'110 = 1.75 * 2^16
+static_assert(float8_e5m3fnu(122880.0f).bits() == 0xFF);  // tie above max (1.875 * 2^16): no inf, NaN
+static_assert(float8_e5m3fnu(1.0f).bits() == 0x78);       // 0b01111'000
+static_assert(float8_e5m3fnu(0x1p-14f).bits() == 0x08);   // the smallest normal
+static_assert(float8_e5m3fnu(0x1p-17f).bits() == 0x01);   // the smallest subnormal
+static_assert(float8_e5m3fnu(-1.0f).bits() == 0xFF);      // no negative numbers: NaN
+static_assert(float8_e5m3fnu(-0.0f).bits() == 0x00);      // nor a negative zero
 static_assert(static_cast<float>(float8_e4m3fn::from_bits(0x01)) == 0.001953125f);  // 2^-9
 static_assert(static_cast<double>(float8_e5m2::from_bits(0x7C)) == std::numeric_limits<double>::infinity());
 

@@ -381,7 +381,7 @@ void expect_matmul_equals_scalar_chain(const MmaInstruction& instr, std::uint64_
         std::vector<double> got(m * n);
         if (scaled)
           matmul_block_scaled_instruction(p, sa.data(), sb.data(), static_cast<int>(blk), static_cast<int>(blk),
-                                          instr.scale == MmaType::ue8m0, instr.scale == MmaType::ue8m0, o,
+                                          mma_format_name(instr.scale), mma_format_name(instr.scale), o,
                                           got.data());
         else
           matmul_accumulate(p, o, got.data());

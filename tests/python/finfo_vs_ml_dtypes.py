@@ -19,6 +19,9 @@ FIELDS_FLOAT = ["eps", "epsneg", "max", "min", "tiny", "smallest_normal", "small
 FIELDS_INT = ["bits", "machep", "negep", "nmant", "nexp", "iexp", "maxexp", "minexp", "precision"]
 
 
+# Catalog formats ml_dtypes does not define (every other one must exist there).
+NOT_IN_ML_DTYPES = {"float8_e5m3fnu": "NVIDIA's UE5M3 scale (PTX ISA 13.4 preview), which ml_dtypes 0.6.0 lacks"}
+
 def main() -> int:
     tool = sys.argv[1]
     out = subprocess.run([tool, "finfo", "--all", "--output", "json"], check=True,
@@ -31,6 +34,9 @@ def main() -> int:
             theirs = np.finfo(getattr(np, name))
         elif hasattr(ml_dtypes, name):
             theirs = ml_dtypes.finfo(getattr(ml_dtypes, name))
+        elif name in NOT_IN_ML_DTYPES:
+            print(f"not compared: {name}, {NOT_IN_ML_DTYPES[name]}")
+            continue
         else:
             failures.append(f"{name}: ml_dtypes {ml_dtypes.__version__} has no such type")
             continue

@@ -27,6 +27,9 @@ warnings.simplefilter("ignore")
 np.seterr(all="ignore")
 
 
+# Catalog formats ml_dtypes does not define (every other one must exist there).
+NOT_IN_ML_DTYPES = {"float8_e5m3fnu": "NVIDIA's UE5M3 scale (PTX ISA 13.4 preview), which ml_dtypes 0.6.0 lacks"}
+
 def their_type(name: str):
     return getattr(np, name) if name in ("float16", "float32") else getattr(ml_dtypes, name, None)
 
@@ -48,6 +51,9 @@ def main() -> int:
     for f in formats:
         name, bits = f["name"], f["bits"]
         t = their_type(name)
+        if t is None and name in NOT_IN_ML_DTYPES:
+            print(f"not compared: {name}, {NOT_IN_ML_DTYPES[name]}")
+            continue
         if t is None:
             failures.append(f"{name}: ml_dtypes {ml_dtypes.__version__} has no such type")
             continue

@@ -79,6 +79,15 @@ using float8_e4m3b11fnuz = Float<Descriptor{.name = "float8_e4m3b11fnuz", .expon
                                             .mantissa_bits = 3, .bias = 11,
                                             .encoding = Encoding::fnuz}>;
 
+// UE5M3, the block-scale format of NVIDIA's next generation (PTX ISA 13.4
+// preview, `.ue5m3`; CUTLASS DSL MxScaleFormat.UE5M3; LLVM APFloat): E4M3's
+// layout without the sign, one more exponent bit. Unsigned, bias 15, finite:
+// 0xFF alone is NaN, max 0xFE = 0b11111'110 = 1.75 * 2^(31 - 15) = 114688,
+// smallest normal 2^(1 - 15) = 2^-14, smallest subnormal 2^(1 - 15 - 3) = 2^-17.
+using float8_e5m3fnu = Float<Descriptor{.name = "float8_e5m3fnu", .exponent_bits = 5,
+                                        .mantissa_bits = 3, .bias = 15,
+                                        .encoding = Encoding::fn, .is_signed = false}>;
+
 // The catalog, in the order every listing shows: X(type, short names, one-line
 // description). The short names (space separated) are the PyTorch, ml_dtypes
 // and layout spellings the tool also accepts; a layout not listed here
@@ -98,7 +107,8 @@ using float8_e4m3b11fnuz = Float<Descriptor{.name = "float8_e4m3b11fnuz", .expon
   X(float4_e2m1fn, "e2m1 fp4 float4", "OCP MX FP4 E2M1: no inf, no NaN")                         \
   X(float8_e3m4, "e3m4", "ml_dtypes E3M4: IEEE-style, bias 3, max 15.5")                         \
   X(float8_e4m3, "", "ml_dtypes E4M3: IEEE-style (inf, NaNs), bias 7, max 240")                  \
-  X(float8_e4m3b11fnuz, "e4m3b11fnuz", "E4M3, bias 11, no -0, NaN = 0x80 (Graphcore)")
+  X(float8_e4m3b11fnuz, "e4m3b11fnuz", "E4M3, bias 11, no -0, NaN = 0x80 (Graphcore)")          \
+  X(float8_e5m3fnu, "ue5m3 e5m3fnu", "UE5M3 scale: unsigned, bias 15, max 114688, NaN = 0xFF")
 
 // Every provided format, in catalog order, for code that iterates over them.
 template <class... T>

@@ -58,7 +58,8 @@ class numeric_limits<lplab::Float<D>> {
 
   static constexpr T min() noexcept { return T::from_bits(D.has_subnormals ? L::mant_mask + 1 : 0); }
   static constexpr T lowest() noexcept {
-    return D.is_signed ? T::from_bits(L::sign_mask | L::max_code) : min();
+    // Unsigned: zero where the format has one (UE5M3), else its smallest value (E8M0).
+    return D.is_signed ? T::from_bits(L::sign_mask | L::max_code) : T::from_bits(0);
   }
   static constexpr T max() noexcept { return T::from_bits(L::max_code); }
   static constexpr T epsilon() noexcept { return T(F::eps); }

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -110,12 +111,14 @@ void round_sums(const double* sum, TC* c, std::size_t count, double scale, const
 
 // A block-scaled instruction (Accumulator::instruction) on block-scaled
 // operands: its sums, the scales' values applied inside the dot product as
-// the instruction does (A's scales m x k / block, B's n x k / block). Throws
-// std::invalid_argument where the instruction's block size or scale type is
-// not the operands'.
+// the instruction does (A's scales m x k / block, B's n x k / block).
+// scale_format_a/_b are the scales' catalog formats ("float8_e8m0fnu",
+// "float8_e4m3fn", "float8_e5m3fnu"). Throws std::invalid_argument where the
+// instruction's block size or scale format (mma_format_name of its scale
+// type) is not the operands'.
 void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales_a, const float* scales_b_t,
-                                     int block_a, int block_b, bool e8m0_a, bool e8m0_b, const MatmulOptions& o,
-                                     double* out);
+                                     int block_a, int block_b, std::string_view scale_format_a,
+                                     std::string_view scale_format_b, const MatmulOptions& o, double* out);
 
 // C from the decoded operands of `p`: the accumulation, the scales and the
 // output rounding.
@@ -288,8 +291,8 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
     std::vector<double> sum(m * n);
     matmul_block_scaled_instruction(
         {m, n, k, ea.data(), eb.data(), operand_range<EA>(), operand_range<EB>()}, sa.data(), sbt.data(),
-        a.scheme.block_size, b_transposed.scheme.block_size, std::is_same_v<SA, float8_e8m0fnu>,
-        std::is_same_v<SB, float8_e8m0fnu>, options, sum.data());
+        a.scheme.block_size, b_transposed.scheme.block_size, SA::descriptor.name.c_str(),
+        SB::descriptor.name.c_str(), options, sum.data());
     const double scale = static_cast<double>(options.scale_a) * static_cast<double>(options.scale_b) *
                          tensor_scale_factor(a, b_transposed);
     round_sums(sum.data(), c, m * n, scale, options);

@@ -60,4 +60,45 @@ LPLAB_HD constexpr std::uint32_t stochastic_bits(std::uint64_t seed, std::uint64
                                        static_cast<std::uint32_t>(index));
 }
 
+// Philox4x32-10 (Salmon, Moraes, Dror & Shaw, "Parallel random numbers: as
+// easy as 1, 2, 3", SC'11; the Random123 library's philox4x32 with 10
+// rounds): four 32-bit words from a 128-bit counter and a 64-bit key. Each
+// round multiplies two counter words by M0 and M1 into 64-bit products and
+// crosses their halves with the other two words and the key; the key is
+// bumped by the Weyl constants W0, W1 between rounds. curand's
+// Philox4_32_10 and PyTorch's CUDA generator are this function.
+struct Philox4x32 {
+  std::uint32_t v[4];
+};
+LPLAB_HD constexpr Philox4x32 philox4x32_10(Philox4x32 ctr, std::uint32_t key0, std::uint32_t key1) noexcept {
+  constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;  // the round multipliers
+  constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;  // 2^32 / golden ratio, 2^32 * (sqrt(3) - 1)
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      key0 += kW0;
+      key1 += kW1;
+    }
+    const std::uint64_t p0 = static_cast<std::uint64_t>(kM0) * ctr.v[0];
+    const std::uint64_t p1 = static_cast<std::uint64_t>(kM1) * ctr.v[2];
+    ctr = {{static_cast<std::uint32_t>(p1 >> 32) ^ ctr.v[1] ^ key0, static_cast<std::uint32_t>(p1),
+            static_cast<std::uint32_t>(p0 >> 32) ^ ctr.v[3] ^ key1, static_cast<std::uint32_t>(p0)}};
+  }
+  return ctr;
+}
+
+// The index-th 32-bit output of the Philox stream (seed, subsequence), in
+// curand's layout: curand_init(seed, subsequence, 0, &state) keys with the
+// seed's two halves and puts the subsequence in counter words 2-3; the
+// index-th curand(&state) is word index % 4 of the block with counter
+// index / 4 in words 0-1.
+LPLAB_HD constexpr std::uint32_t philox_bits(std::uint64_t seed, std::uint64_t subsequence,
+                                             std::uint64_t index) noexcept {
+  const std::uint64_t block = index / 4;
+  const Philox4x32 out = philox4x32_10(
+      {{static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32),
+        static_cast<std::uint32_t>(subsequence), static_cast<std::uint32_t>(subsequence >> 32)}},
+      static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+  return out.v[index % 4];
+}
+
 }  // namespace lplab::kernels

@@ -25,7 +25,9 @@ namespace lplab::kernels {
 
 // The (element, scale) pairs of block scaling, X(element, scale, storage):
 // E8M0 scales are OCP MX v1.0's, E4M3 scales NVFP4's (arXiv 2509.25149);
-// every element format takes either. `storage` is `packed` where the
+// every element format takes either. UE5M3 scales (NVIDIA's next
+// generation, PTX ISA 13.4 preview) pair with E2M1 and E4M3: a further
+// element is one more line here. `storage` is `packed` where the
 // elements are stored packed (packed.h: FP6 and FP4), which adds
 // quantize_packed and dequantize_packed for the pair, and `bytes` otherwise
 // (checked against packed.h below).
@@ -43,7 +45,9 @@ namespace lplab::kernels {
   X(float6_e3m2fn, float8_e8m0fnu, packed)    \
   X(float6_e3m2fn, float8_e4m3fn, packed)     \
   X(float4_e2m1fn, float8_e8m0fnu, packed)    \
-  X(float4_e2m1fn, float8_e4m3fn, packed)
+  X(float4_e2m1fn, float8_e4m3fn, packed)    \
+  X(float4_e2m1fn, float8_e5m3fnu, packed)   \
+  X(float8_e4m3fn, float8_e5m3fnu, bytes)
 
 namespace detail {
 template <class T, class... List>
