@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, preset `fuzz`: clang 14 with ASan +
 # UBSan, its own tree build/fuzz) and runs each for LPLAB_FUZZ_SECONDS
-# (default 30) seconds, two at a time, over a copy of its committed seed
+# (default 20) seconds, two at a time, over a copy of its committed seed
 # corpus (fuzz/corpus/<target>, copied to build/fuzz/corpus-work: the
 # repository is never written). Committed crash inputs,
 # fuzz/regressions/<target>/*, are replayed first.
@@ -11,7 +11,7 @@
 # goes over -rss_limit_mb=2048.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${LPLAB_FUZZ_SECONDS:-30}
+seconds=${LPLAB_FUZZ_SECONDS:-20}
 jobs=$(nproc)
 command -v clang++-14 >/dev/null || {
   echo "lplab: fuzzing needs clang++-14 and libclang-rt-14-dev (scripts/install-deps.sh --tests)" >&2

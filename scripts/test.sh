@@ -157,8 +157,15 @@ if [[ "${LPLAB_SKIP_EXHAUSTIVE:-0}" != 1 ]]; then
   end_stage
   ((status == 0)) || exit "$status"
   # Every float32 through lplab.convert against ml_dtypes (bf16, E4M3).
+  # Each is one thread (numpy, ml_dtypes): bfloat16's and the rest on two
+  # processes, both waited for; either finding no test fails.
   begin_stage "exhaustive Python tests (pytest -m exhaustive)"
-  build/pyenv/bin/python -m pytest -q -m exhaustive python/tests
+  build/pyenv/bin/python -m pytest -q -m exhaustive python/tests -k bfloat16 &
+  bf16_pid=$!
+  build/pyenv/bin/python -m pytest -q -m exhaustive python/tests -k "not bfloat16" &
+  rest_pid=$!
+  wait "$bf16_pid"
+  wait "$rest_pid"
   end_stage
 fi
 # The sanitizer build is -O1 -g1 (CMakePresets.json): what AddressSanitizer's
@@ -176,7 +183,7 @@ begin_stage "quick tests under ASan + UBSan"
 ctest --preset asan-quick -j "$jobs"
 end_stage
 # Fuzzing (fuzz/, scripts/fuzz.sh): each libFuzzer target for
-# LPLAB_FUZZ_SECONDS (30) seconds after a clang build of its own;
+# LPLAB_FUZZ_SECONDS (20) seconds after a clang build of its own;
 # LPLAB_SKIP_FUZZ=1 skips it.
 if [[ "${LPLAB_SKIP_FUZZ:-0}" != 1 ]]; then
   begin_stage "fuzzing: clang build and each libFuzzer target (ASan + UBSan)"

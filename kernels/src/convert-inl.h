@@ -456,7 +456,7 @@ HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
   if constexpr (!D.is_signed) {
     bad = D.has_subnormals ? hn::AndNot(hn::Or(is_nan, is_zero_in), neg)
                            : hn::AndNot(is_nan, hn::Or(neg, is_zero_in));
-    r = hn::IfThenElse(bad, hn::Set(du, SC::nan_code), r);
+    r = hn::IfThenElse(bad, hn::Set(du, D.encoding == Encoding::none ? SC::max_code : SC::nan_code), r);
     invalid = hn::Or(hn::AndNot(bad, invalid), bad);
     underflow = hn::AndNot(bad, underflow);
   }
@@ -527,7 +527,7 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
 // Formats whose codes are binary16 bit patterns after a shift (the F16C
 // route): one byte per code, an exponent field of 1..5 bits (a 5-bit one
 // only under IEEE encoding, since binary16's top binade is its infinities
-// and NaNs), signed (as kVectorFormat asks), and a bias that keeps every
+// and NaNs), signed (a sign bit at the top of the code), and a bias that keeps every
 // value times 2^(15 - bias) a normal float (binary16 spans 2^-24 .. 2^16:
 // 2^(15 - bias - 24) >= 2^-126 and 2^(15 - bias + 16) <= 2^127, so
 // -96 <= bias <= 117). The FP8, FP6 and FP4 formats of OCP, ml_dtypes and

@@ -249,14 +249,16 @@ def cvt_rs(x: Any, form: str = "e2m1x4", *, seed: int = 0, subsequence: int = 0,
     return Array(codes, fmt)
 
 
-def hadamard(x: Any, *, signs: int = 0xD7E8, inverse: bool = False, bf16: bool = True) -> np.ndarray:
+def hadamard(x: Any, *, signs: int = 0xD7E8, inverse: bool = False, bf16: bool | None = None) -> np.ndarray:
     """The random Hadamard transform of NVFP4 training along the last
     dimension, in groups of 16: x . diag(s) . H / 4 with Transformer Engine's
     signs (mask 0xD7E8, bit i where s_i = -1), rounded to bfloat16 as TE does
-    (bf16=False keeps float32); inverse=True undoes it. For the wgrad GEMM's
-    operands pass them K-major (X.T, dY.T)."""
+    (bf16=False keeps float32); inverse=True undoes it, in float32 unless
+    bf16=True. For the wgrad GEMM's operands pass them K-major (X.T, dY.T)."""
+    if not 0 <= signs <= 0xFFFF:
+        raise ValueError(f"signs: a 16-bit mask (bit i set where sign i is -1), not {signs}")
     arr, _ = _operand(x)
-    return _lplab.hadamard(arr, signs, inverse, bf16)
+    return _lplab.hadamard(arr, signs, inverse, (not inverse) if bf16 is None else bf16)
 
 
 @_documented
@@ -272,8 +274,8 @@ def quantize_four_over_six(x: Any, *, metric: str = "mse", e4m3_max: float = 256
 
 def dequantize_four_over_six(codes: Any, scales: Any, amax: float, *, e4m3_max: float = 256.0) -> np.ndarray:
     """((q * s) * amax) / (6 * e4m3_max) for quantize_four_over_six's codes and scales."""
-    c = codes.codes if isinstance(codes, Array) else np.asarray(codes)
-    s = scales.codes if isinstance(scales, Array) else np.asarray(scales)
+    c, _ = _operand(codes, "float4_e2m1fn", "codes")
+    s, _ = _operand(scales, "float8_e4m3fn", "scales")
     return _lplab.dequantize_four_over_six(c, s, amax, e4m3_max)
 
 

@@ -377,8 +377,12 @@ void bind_recipe_parts(nb::module_& m) {
   case kernels::CvtRsForm::name: {                                                                  \
     OutArray codes = new_codes(format_named(#T), in.op.shape);                                      \
     const std::span<const float> v = in.values();                                                   \
-    kernels::cvt_rs_bulk<kernels::CvtRsForm::name>(v.data(), v.size(), static_cast<T*>(codes.data()), \
-                                                   st, seed, subsequence, *l, relu, satfinite);     \
+    T* q = static_cast<T*>(codes.data());                                                           \
+    {                                                                                               \
+      nb::gil_scoped_release release;                                                               \
+      kernels::cvt_rs_bulk<kernels::CvtRsForm::name>(v.data(), v.size(), q, st, seed, subsequence, *l, \
+                                                     relu, satfinite);                              \
+    }                                                                                               \
     out = nb::make_tuple(codes, std::string(#T));                                                   \
     break;                                                                                          \
   }
@@ -399,7 +403,9 @@ void bind_recipe_parts(nb::module_& m) {
             value_error(fmt::format("x: the last dimension ({}) must be a multiple of 16", cols));
           OutArray y = new_array(nb::dtype<float>(), in.op.shape);
           const std::span<const float> v = in.values();
-          kernels::hadamard_rows(v.data(), cols == 0 ? 0 : v.size() / cols, cols, static_cast<float*>(y.data()),
+          float* out = static_cast<float*>(y.data());
+          nb::gil_scoped_release release;
+          kernels::hadamard_rows(v.data(), cols == 0 ? 0 : v.size() / cols, cols, out,
                                  static_cast<std::uint16_t>(signs),
                                  bf16 ? kernels::HadamardOutput::bfloat16 : kernels::HadamardOutput::float32, inverse);
           return y;
@@ -412,13 +418,20 @@ void bind_recipe_parts(nb::module_& m) {
           const kernels::FourOverSix p{runtime::parse<kernels::FourOverSixMetric>(metric), e4m3_max,
                                        runtime::parse<kernels::FourOverSixOrder>(order)};
           const std::span<const float> v = in.values();
+          if (!in.op.shape.empty() && in.op.shape.back() % 16 != 0)
+            value_error(fmt::format("x: the last dimension ({}) must be a multiple of 16 (1 x 16 blocks)",
+                                    in.op.shape.back()));
           const std::size_t blocks = (v.size() + 15) / 16;
           OutArray codes = new_codes(format_named("float4_e2m1fn"), in.op.shape);
           OutArray scales = new_codes(format_named("float8_e4m3fn"), {blocks});
           float amax = 0;
           std::size_t fours = 0;
-          kernels::quantize_four_over_six(p, v, {static_cast<float4_e2m1fn*>(codes.data()), v.size()},
-                                          {static_cast<float8_e4m3fn*>(scales.data()), blocks}, &amax, &fours);
+          const std::span<float4_e2m1fn> q(static_cast<float4_e2m1fn*>(codes.data()), v.size());
+          const std::span<float8_e4m3fn> sc(static_cast<float8_e4m3fn*>(scales.data()), blocks);
+          {
+            nb::gil_scoped_release release;
+            kernels::quantize_four_over_six(p, v, q, sc, &amax, &fours);
+          }
           return nb::make_tuple(codes, scales, amax, fours);
         },
         nb::arg("x"), nb::arg("metric"), nb::arg("e4m3_max"), nb::arg("order"),
@@ -429,9 +442,10 @@ void bind_recipe_parts(nb::module_& m) {
           if (!c.contiguous()) value_error("codes: must be contiguous");
           const std::span<const float8_e4m3fn> s = codes_input<float8_e4m3fn>(scales, "scales", (c.size + 15) / 16);
           OutArray y = new_array(nb::dtype<float>(), c.shape);
+          const std::span<float> out(static_cast<float*>(y.data()), c.size);
+          nb::gil_scoped_release release;
           kernels::dequantize_four_over_six({.e4m3_max = e4m3_max},
-                                            {static_cast<const float4_e2m1fn*>(c.data), c.size}, s, amax,
-                                            {static_cast<float*>(y.data()), c.size});
+                                            {static_cast<const float4_e2m1fn*>(c.data), c.size}, s, amax, out);
           return y;
         },
         nb::arg("codes"), nb::arg("scales"), nb::arg("amax"), nb::arg("e4m3_max"),

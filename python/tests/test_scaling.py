@@ -194,6 +194,8 @@ def test_hadamard_is_te_s_and_inverts():
     assert np.array_equal(lplab.hadamard(y, bf16=False, inverse=True), x)
     with pytest.raises(ValueError, match="multiple of 16"):
         lplab.hadamard(np.zeros((2, 17), np.float32))
+    with pytest.raises(ValueError, match="16-bit mask"):
+        lplab.hadamard(x, signs=-1)
 
 
 def test_four_over_six_picks_the_closer_scale():
@@ -205,6 +207,10 @@ def test_four_over_six_picks_the_closer_scale():
     assert s.codes.tolist() == [0x78, 0x78]  # 256 and 256
     back = lplab.dequantize_four_over_six(q, s, amax)
     assert np.array_equal(back[16:20], t[16:20])
+    with pytest.raises(ValueError, match="codes: an Array of float8_e4m3fn"):
+        lplab.dequantize_four_over_six(s, q, amax)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        lplab.quantize_four_over_six(np.zeros((2, 24), np.float32))
 
 
 def test_ue5m3_is_a_format_and_a_block_scale():

@@ -161,9 +161,32 @@ TEST(FourOverSix, transformer_engine_s_order_at_its_edges) {
   EXPECT_EQ(qt[16].bits(), 0x7);
   EXPECT_EQ(qt[17].bits(), 0xF);
   EXPECT_EQ(qf[16].bits(), 0x0);
-  // e4m3_max = 448 (FlashInfer's default): the map-to-4 scale may pass 448,
-  // TE clamps it first.
+  // e4m3_max = 448 (FlashInfer's default): the block holding the amax gets
+  // s6 = 448 and a map-to-4 scale of 672, which TE clamps and lplab's
+  // fouroversix order saturates to 448: one candidate twice, so 6.
   EXPECT_EQ(kernels::four_over_six_encode({.e4m3_max = 448.0f}, 6.0f), 448.0f);
+  std::vector<float> big(16, 1.0f);
+  big[3] = 6.0f;
+  std::vector<float4_e2m1fn> qb(16);
+  std::vector<float8_e4m3fn> sb(1);
+  std::size_t fours = 7;
+  for (FourOverSixOrder o : {FourOverSixOrder::te, FourOverSixOrder::fouroversix}) {
+    kernels::quantize_four_over_six({.e4m3_max = 448.0f, .order = o}, big, qb, sb, &amax, &fours);
+    EXPECT_EQ(static_cast<float>(sb[0]), 448.0f);
+    EXPECT_EQ(fours, 0u);
+    EXPECT_EQ(static_cast<float>(qb[3]), 6.0f);
+  }
+  // An infinite amax: enc = 0; the infinity's block gets a NaN scale
+  // (inf * 0), every other block zero -- as the reference -- not a silent
+  // all-zero tensor.
+  std::vector<float> inf(32, 1.0f);
+  inf[20] = INFINITY;
+  std::vector<float4_e2m1fn> qi(32);
+  std::vector<float8_e4m3fn> si(2);
+  kernels::quantize_four_over_six({}, inf, qi, si, &amax);
+  EXPECT_TRUE(std::isinf(amax));
+  EXPECT_EQ(si[0].bits(), 0x00);
+  EXPECT_TRUE(std::isnan(static_cast<float>(si[1])));  // inf * 0: x86's default NaN, negative
 }
 
 TEST(FourOverSix, refuses_mismatched_sizes_before_writing) {
@@ -174,8 +197,9 @@ TEST(FourOverSix, refuses_mismatched_sizes_before_writing) {
   EXPECT_THROW(kernels::quantize_four_over_six({}, x, q, s, &amax), std::invalid_argument);
   EXPECT_EQ(s[0].bits(), 0x55);
   EXPECT_EQ(amax, -1.0f);
-  EXPECT_THROW(kernels::quantize_four_over_six({.e4m3_max = 500.0f}, x, q, std::span<float8_e4m3fn>(s.data(), 1), &amax),
-               std::invalid_argument);
+  std::vector<float8_e4m3fn> two(2);
+  EXPECT_NO_THROW(kernels::quantize_four_over_six({}, x, q, two, &amax));
+  EXPECT_THROW(kernels::quantize_four_over_six({.e4m3_max = 500.0f}, x, q, two, &amax), std::invalid_argument);
 }
 
 }  // namespace

@@ -36,8 +36,11 @@
 //    e4m3, e5m2 0x7F) or, for e2m1/e2m3/e3m2 that have none, +MAX_NORM; an
 //    input whose magnitude exceeds MAX_NORM (infinities included) gives
 //    MAX_NORM with its sign, its random bits unused. Without .satfinite
-//    (f16x2, bf16x2 only) infinities stay infinite, a NaN is the canonical
-//    NaN and a carry past MAX_NORM gives infinity, as IEEE rounding would.
+//    (f16x2, bf16x2 only; not probed on hardware) infinities stay infinite,
+//    a NaN is the canonical NaN, a carry past MAX_NORM gives infinity, and a
+//    finite input past MAX_NORM's binade (f16: 65536 and up) gives infinity
+//    whatever its random bits (Round::stochastic's overflow, as IEEE's
+//    nearest rounding would give).
 //    .relu: a negative result becomes +0; a NaN result stays the NaN above.
 //    Zeros, and values that round to zero, keep their sign.
 #pragma once
@@ -137,7 +140,7 @@ LPLAB_HD constexpr To cvt_rs(float x, std::uint32_t r, int K, bool relu = false,
     if (mag == 0x7F80'0000u) return lplab::convert<To>(x);  // infinity stays
   }
   // 4. The carry rule: r on the top K dropped bits.
-  const std::uint32_t random = K >= 32 ? r : (r & ((std::uint32_t{1} << K) - 1)) << (32 - K);
+  const std::uint32_t random = K <= 0 ? 0 : K >= 32 ? r : (r & ((std::uint32_t{1} << K) - 1)) << (32 - K);
   return lplab::convert<To>(x, Round::stochastic, satfinite ? Overflow::saturate : Overflow::ieee, nullptr, random);
 }
 

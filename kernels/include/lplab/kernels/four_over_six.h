@@ -27,7 +27,10 @@
 //
 // fouroversix's own backends (PyTorch, Triton, CUDA) sum the errors in
 // different orders and its tests accept 0.1% of scales differing between
-// them; lplab fixes the order above, the PyTorch reference's and TE's.
+// them; lplab fixes element order, as its CUDA kernel and TE's reference sum
+// (torch.sum's order in the PyTorch reference is torch's own, which agrees
+// on every golden). With e4m3_max above 448 / 1.5 the map-to-4 scale can
+// pass 448: lplab saturates it (torch's cast would give NaN).
 #pragma once
 
 #include <cstddef>
@@ -93,7 +96,7 @@ LPLAB_HD constexpr float candidate(const FourOverSix& p, const float* x, int n, 
     const float diff = d - x[i];
     if (p.metric == FourOverSixMetric::mse) err = err + diff * diff;
     else if (p.metric == FourOverSixMetric::mae) err = err + abs_of(diff);
-    else err = abs_of(diff) > err ? abs_of(diff) : err;
+    else err = abs_of(diff) <= err ? err : abs_of(diff);  // a NaN difference stays, as torch's max
   }
   return err;
 }
@@ -118,7 +121,7 @@ LPLAB_HD constexpr FourOverSixBlock four_over_six_block(const FourOverSix& p, co
   namespace d = four_over_six_detail;
   FourOverSixBlock out{};
   const float enc = four_over_six_encode(p, amax);
-  if (p.order == FourOverSixOrder::fouroversix && enc == 0.0f) {
+  if (p.order == FourOverSixOrder::fouroversix && amax == 0.0f) {
     out.scale = float8_e4m3fn::from_bits(0);
     for (int i = 0; i < n; ++i) out.codes[i] = float4_e2m1fn::from_bits(0);
     out.four = false;
@@ -145,7 +148,9 @@ LPLAB_HD constexpr FourOverSixBlock four_over_six_block(const FourOverSix& p, co
   return out;
 }
 
-// A tensor of x.size() elements in blocks of 16 (the last may be short):
+// A tensor of x.size() elements in blocks of 16 consecutive elements (the
+// last may be short; for a matrix, rows of a multiple of 16 keep the blocks
+// in their rows, as NVFP4's 1 x 16 blocks are):
 // codes, one scale per block (scales.size() == ceil(n / 16)), the amax it
 // used in *amax (the tensor's largest magnitude; NaN-free input expected,
 // a NaN amax gives NaN scales), and, if given, how many blocks kept 4.

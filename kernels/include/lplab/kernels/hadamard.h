@@ -17,8 +17,9 @@
 // float32 in the order i = 0 .. 15, the sum times 0.25 (exact), then, as TE
 // does before it takes the amax and quantizes, rounded to bfloat16
 // (nearest-even). TE's kernel sums on tensor cores in an unspecified order;
-// for bfloat16 inputs the float32 sum of 16 terms is exact unless their
-// exponents span more than 16 binades, and only then can an order matter.
+// for bfloat16 inputs the float32 sum of 16 terms is exact while their
+// exponents span at most 12 binades (terms are multiples of 2^(e_min - 7),
+// the sum below 2^(e_max + 5)), and only past that can an order matter.
 #pragma once
 
 #include <cstddef>
@@ -74,7 +75,9 @@ LPLAB_HD constexpr void hadamard16_inverse(const float* y, float* x, std::uint16
 // transformed (cols % 16 == 0): for the wgrad GEMM's operands pass them
 // K-major, X^T and dY^T, as TE transforms its columnwise copies. Throws
 // std::invalid_argument (before writing) where cols is not a multiple of
-// 16 or a size does not match; x and y may be the same array.
+// 16, rows x cols overflows or a pointer is null; x and y may be the same
+// array. The inverse's outputs are left as `out` says too (float32 to undo
+// a float32 transform exactly).
 void hadamard_rows(const float* x, std::size_t rows, std::size_t cols, float* y,
                    std::uint16_t signs = kTeHadamardSigns, HadamardOutput out = HadamardOutput::bfloat16,
                    bool inverse = false);
