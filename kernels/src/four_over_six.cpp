@@ -2,9 +2,10 @@
 #include "lplab/kernels/four_over_six.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "lplab/kernels/scaling.h"
 
 namespace lplab::kernels {
 
@@ -30,11 +31,7 @@ void quantize_four_over_six(const FourOverSix& p, std::span<const float> x, std:
   check_sizes(p, x.size(), elems.size(), scales.size());
   if (amax == nullptr) throw std::invalid_argument("four_over_six: the amax output is required");
   // 2. The tensor's amax (a NaN anywhere makes it NaN).
-  float a = 0.0f;
-  for (float v : x) {
-    const float m = std::fabs(v);
-    if (!(m <= a)) a = std::isnan(a) ? a : m;
-  }
+  const float a = lplab::kernels::amax(x);  // scaling.h, the SIMD reduction
   // 3. Each block.
   std::size_t fours = 0;
   for (std::size_t b = 0; b < scales.size(); ++b) {

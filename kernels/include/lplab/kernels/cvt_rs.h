@@ -134,12 +134,9 @@ LPLAB_HD constexpr To cvt_rs(float x, std::uint32_t r, int K, bool relu = false,
   }
   // 2. Negative results under .relu: +0, whatever the random bits.
   if (relu && neg) return To::from_bits(0);
-  // 3. Past MAX_NORM (infinities included): saturated, or IEEE's overflow.
-  if (static_cast<double>(lplab::detail::bit_cast<float>(mag)) > I::max) {
-    if (satfinite) return To::from_bits(L::max_code | (neg ? L::sign_mask : 0));
-    if (mag == 0x7F80'0000u) return lplab::convert<To>(x);  // infinity stays
-  }
-  // 4. The carry rule: r on the top K dropped bits.
+  // 3. The carry rule: r on the top K dropped bits. Past MAX_NORM
+  // (infinities included) the overflow policy decides whatever the carry:
+  // .satfinite's signed MAX_NORM, or IEEE's infinity.
   const std::uint32_t random = K <= 0 ? 0 : K >= 32 ? r : (r & ((std::uint32_t{1} << K) - 1)) << (32 - K);
   return lplab::convert<To>(x, Round::stochastic, satfinite ? Overflow::saturate : Overflow::ieee, nullptr, random);
 }
@@ -165,8 +162,7 @@ LPLAB_HD constexpr std::uint32_t cvt_rs_element_bits(std::uint32_t rbits, int j,
   using Tr = CvtRsFormTraits<F>;
   const int operand = Tr::lanes - 1 - j;  // a, b[, e, f]
   if constexpr (Tr::lanes == 2) {
-    const std::uint32_t half = operand == 0 ? rbits >> 16 : rbits & 0xFFFFu;
-    return half & ((std::uint32_t{1} << Tr::K) - 1);  // f16: the 13 low bits, the 3 above unused
+    return operand == 0 ? rbits >> 16 : rbits & 0xFFFFu;  // (cvt_rs reads the K low bits: f16's 13)
   } else {
     const RbitsSlot* slots = F == CvtRsForm::e2m1x4                            ? layout.fp4
                              : F == CvtRsForm::e2m3x4 || F == CvtRsForm::e3m2x4 ? layout.fp6
