@@ -367,7 +367,12 @@ void bind_recipe_parts(nb::module_& m) {
           const auto f = runtime::parse<kernels::CvtRsForm>(form);
           const auto st = runtime::parse<kernels::RbitsStream>(stream);
           const kernels::RbitsLayout* l = kernels::rbits_layout_named(layout);
-          if (l == nullptr) value_error(fmt::format("layout: 'sm_100a' or 'sm_103a', not '{}'", layout));
+          if (l == nullptr) {
+            std::string known;
+            for (const kernels::RbitsLayout* k : kernels::kRbitsLayouts)
+              known.append(known.empty() ? "" : ", ").append(k->name);
+            value_error(fmt::format("layout: one of {}, not '{}'", known, layout));
+          }
           if (!satfinite && f != kernels::CvtRsForm::f16x2 && f != kernels::CvtRsForm::bf16x2)
             value_error(fmt::format("satfinite: {} has .satfinite always (the PTX ISA); only f16x2 and bf16x2 "
                                     "may leave it off", form));

@@ -173,7 +173,7 @@ void check_slots(const kernels::RbitsLayout& layout, float half_way, std::uint32
 }
 
 TEST(CvtRs, the_random_bytes_reach_their_operands) {
-  for (const kernels::RbitsLayout* l : {&kRbitsSm100a, &kRbitsSm103a}) {
+  for (const kernels::RbitsLayout* l : kernels::kRbitsLayouts) {
     // E4M3: 1 + 1/16 is half way from 1 (0x38) to 1.125 (0x39).
     check_slots<CvtRsForm::e4m3x4>(*l, 1.0625f, 0x38, 0x39, l->fp8);
     check_slots<CvtRsForm::e5m2x4>(*l, 1.125f, 0x3C, 0x3D, l->fp8);

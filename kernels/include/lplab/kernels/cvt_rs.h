@@ -204,9 +204,10 @@ LPLAB_HD constexpr std::uint32_t rbits_of(RbitsStream stream, std::uint64_t seed
                                        : stochastic_bits(seed ^ subsequence, group);
 }
 
-// The layouts by name ("sm_100a", "sm_103a"); nullptr for another.
+// Every layout, and one by name ("sm_100a", "sm_103a"; nullptr for another).
+inline constexpr const RbitsLayout* kRbitsLayouts[] = {&kRbitsSm100a, &kRbitsSm103a};
 inline const RbitsLayout* rbits_layout_named(std::string_view name) noexcept {
-  for (const RbitsLayout* l : {&kRbitsSm100a, &kRbitsSm103a})
+  for (const RbitsLayout* l : kRbitsLayouts)
     if (l->name == name) return l;
   return nullptr;
 }
