@@ -15,6 +15,7 @@ stops long calls (KeyboardInterrupt). docs/python.md has the guide.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -31,6 +32,7 @@ __all__ = [
     "Array", "Quantized", "Table", "Regression", "finfo", "formats", "format_name", "convert", "encode", "decode",
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
     "swizzle_scales", "unswizzle_scales", "cvt_rs", "hadamard", "quantize_four_over_six", "dequantize_four_over_six",
+    "recipes", "recipe",
     "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
     "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale", "add", "mul", "axpy", "triu", "sum",
     "mean", "amax", "matmul", "matmul_blocks", "accumulators", "experiments", "run", "report", "regress",
@@ -277,6 +279,24 @@ def dequantize_four_over_six(codes: Any, scales: Any, amax: float, *, e4m3_max: 
     c, _ = _operand(codes, "float4_e2m1fn", "codes")
     s, _ = _operand(scales, "float8_e4m3fn", "scales")
     return _lplab.dequantize_four_over_six(c, s, amax, e4m3_max)
+
+
+def recipes() -> list[str]:
+    """The named recipes (fp32, bf16_amp, ..., nvfp4_training, nvfp4_4over6),
+    in the order ``lplab recipe --list`` shows them."""
+    return [name for name, _, _ in _lplab.recipes()]
+
+
+def recipe(name: str) -> dict[str, Any]:
+    """The recipe called `name` (docs/recipes.md): its summary and source;
+    ``gemms`` -- fprop, dgrad and wgrad, each with operands ``a`` and ``b``
+    (format, scaling, block as [rows, cols] along M or N and K, scale_format,
+    scale_rule, tensor_scale, round, hadamard, four_over_six) and its
+    accumulation; ``generations`` -- every GPU generation of the matrix-unit
+    presets, whether it runs the recipe and with which preset for each GEMM
+    (``mma``, ``accumulators``). A block operand's parameters are what
+    ``quantize`` takes. ValueError for an unknown name."""
+    return json.loads(_lplab.recipe_json(name))
 
 
 @_documented

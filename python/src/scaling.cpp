@@ -4,17 +4,20 @@
 // row-major order, as the C++ API takes a span.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <array>
 #include <fmt/format.h>
 
 #include "arrays.h"
+#include "lplab/runtime/recipes.h"
 #include "lplab/runtime/text.h"
 #include "lplab/kernels/cvt_rs.h"
 #include "lplab/kernels/four_over_six.h"
 #include "lplab/kernels/hadamard.h"
 #include "lplab/kernels/matmul.h"
+#include "lplab/kernels/recipes.h"
 #include "lplab/kernels/scale_layout.h"
 #include "lplab/kernels/scaling.h"
 
@@ -455,6 +458,16 @@ void bind_recipe_parts(nb::module_& m) {
         },
         nb::arg("codes"), nb::arg("scales"), nb::arg("amax"), nb::arg("e4m3_max"),
         "((q * s) * amax) / (6 * e4m3_max), element by element.");
+  m.def("recipes",
+        []() {
+          std::vector<std::tuple<std::string, std::string, std::string>> out;
+          for (const kernels::Recipe& r : kernels::recipes())
+            out.emplace_back(std::string(r.name), std::string(r.summary), std::string(r.source));
+          return out;
+        },
+        "Every named recipe: (name, summary, source).");
+  m.def("recipe_json", [](const std::string& name) { return runtime::recipe_json(runtime::recipe(name)); },
+        nb::arg("name"), "The recipe called `name` as JSON (lplab recipe show NAME --output json).");
 }
 
 }  // namespace

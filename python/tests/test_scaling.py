@@ -221,3 +221,33 @@ def test_ue5m3_is_a_format_and_a_block_scale():
     q = lplab.quantize(x, None, elem="float4_e2m1fn", scale="ue5m3", block_size=16, rule="amax_ratio",
                        tensor_scale=True)
     assert np.max(np.abs(lplab.dequantize(q) - x)) < 0.5
+
+
+def test_recipes_as_data():
+    names = lplab.recipes()
+    assert names[:3] == ["fp32", "bf16_amp", "fp16_gradscaler"]
+    assert {"fp8_delayed", "fp8_current", "fp8_blockwise", "mxfp8", "nvfp4_training", "nvfp4_4over6"} <= set(names)
+    nv = lplab.recipe("nvfp4_training")
+    fprop, dgrad, wgrad = (nv["gemms"][g] for g in ("fprop", "dgrad", "wgrad"))
+    assert fprop["b"]["block"] == [16, 16] and fprop["a"]["block"] == [1, 16]
+    assert (dgrad["a"]["round"], dgrad["b"]["round"]) == ("stochastic", "nearest_even")
+    assert (wgrad["a"]["hadamard"], wgrad["b"]["hadamard"], fprop["a"]["hadamard"]) == (True, True, False)
+    assert fprop["a"]["scale_format"] == "float8_e4m3fn" and fprop["a"]["scale_rule"] == "amax_ratio_te"
+    gens = {g["generation"]: g for g in nv["generations"]}
+    assert list(gens)[:4] == ["volta", "turing", "ampere", "ada"] and len(gens) == 10
+    assert not gens["hopper"]["supported"]
+    assert gens["blackwell"]["presets"]["wgrad"] == "blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3"
+    # Every preset a recipe names is an accumulator lplab.matmul takes.
+    known = {name for name, _, _ in lplab.accumulators()}
+    for name in names:
+        for g in lplab.recipe(name)["generations"]:
+            for preset in (g.get("presets") or {}).values():
+                assert preset is None or preset in known, (name, preset)
+    # A block operand's parameters are quantize's.
+    a = lplab.recipe("mxfp8")["gemms"]["fprop"]["a"]
+    x = np.linspace(-3, 3, 64, dtype=np.float32)
+    q = lplab.quantize(x, None, elem=a["format"], scale=a["scale_format"], block_size=a["block"][1],
+                       rule=a["scale_rule"], tensor_scale=a["tensor_scale"])
+    assert (q.scale, q.block_size, q.rule) == ("float8_e8m0fnu", 32, "rceil")
+    with pytest.raises(ValueError, match=r"unknown recipe 'mxfp9' \(did you mean 'mxfp8'\?\)"):
+        lplab.recipe("mxfp9")

@@ -3,16 +3,17 @@
 // arithmetic rounded to odd, then one rounding into the format.
 //
 // Extent. The exhaustive label (LPLAB_SWEEP=full) checks every operand pair
-// (2^32 per op) of + - * / under nearest_even, the other four deterministic
-// modes (nearest_away, toward_zero, upward, downward) on the pairs whose codes
-// satisfy (a + b) % 64 == 0 (every code meets 1024 partners in each operand
-// position), and sqrt of all 2^16 codes in all five modes: 2^35 + 2^31
-// checks at some 11.5 ns of one core each, 10.5 of them lplab's op (the
-// oracle runs vectorized over blocks, arith_oracle_block.h): 420 to 450 s of
-// CPU measured on a loaded machine, 3.5 to 4 minutes on two idle cores,
-// about what this program may add to CI; the other modes at (a + b) % 16 == 0 would add a minute more. The
-// quick label takes (a + b) % 256 == 0 under nearest_even and
-// (a + b) % 4096 == 0 for the other modes, sqrt as in the exhaustive one.
+// (2^32 per op) of + * / under nearest_even, and sub there and the other four
+// deterministic modes (nearest_away, toward_zero, upward, downward) on the
+// pairs whose codes satisfy (a + b) % 64 == 0 (every code meets 1024 partners
+// in each operand position); sub needs no more because it is the addition
+// with b's sign flipped (sweep_nearest_even says why). sqrt takes all 2^16
+// codes in all five modes. In all 3 * 2^33 + 2^31 + 2^27 checks for the two
+// formats at some 11.5 ns of one core each, 10.5 of them lplab's op (the
+// oracle runs vectorized over blocks, arith_oracle_block.h): about 2.5 minutes
+// on two idle cores (every sub pair as well took a quarter more). The quick
+// label takes (a + b) % 256 == 0 under nearest_even and (a + b) % 4096 == 0
+// for the other modes, sqrt as in the exhaustive one.
 // Stochastic rounding is not deterministic and is left to arith_test.
 //
 // Comparison is in the value domain: lplab's result code is decoded by the
@@ -204,25 +205,34 @@ template <class T, Op op, Round r>
   }
 }
 
-// The four binary ops of one first operand a in mode r.
+// Which binary ops a sweep takes.
+struct BinaryOps {
+  bool add_mul_div, sub;
+};
+constexpr BinaryOps kAllBinaryOps{true, true};
+
+// The binary ops of one first operand a in mode r.
 template <class T, Round r>
-void check_row(std::uint32_t a, std::uint32_t b0, std::uint32_t stride, Mismatches& bad) {
+void check_row(std::uint32_t a, std::uint32_t b0, std::uint32_t stride, BinaryOps ops, Mismatches& bad) {
   thread_local BlockBuffers buffers_of_thread;
   BlockBuffers& buf = buffers_of_thread;  // one thread-local lookup per row
-  check_row<T, Op::add, r>(a, b0, stride, bad, buf);
-  check_row<T, Op::sub, r>(a, b0, stride, bad, buf);
-  check_row<T, Op::mul, r>(a, b0, stride, bad, buf);
-  check_row<T, Op::div, r>(a, b0, stride, bad, buf);
+  if (ops.add_mul_div) check_row<T, Op::add, r>(a, b0, stride, bad, buf);
+  if (ops.sub) check_row<T, Op::sub, r>(a, b0, stride, bad, buf);
+  if (ops.add_mul_div) {
+    check_row<T, Op::mul, r>(a, b0, stride, bad, buf);
+    check_row<T, Op::div, r>(a, b0, stride, bad, buf);
+  }
 }
 
 template <class T>
-void check_row(Round r, std::uint32_t a, std::uint32_t b0, std::uint32_t stride, Mismatches& bad) {
+void check_row(Round r, std::uint32_t a, std::uint32_t b0, std::uint32_t stride, BinaryOps ops,
+               Mismatches& bad) {
   switch (r) {
-    case Round::nearest_even: return check_row<T, Round::nearest_even>(a, b0, stride, bad);
-    case Round::nearest_away: return check_row<T, Round::nearest_away>(a, b0, stride, bad);
-    case Round::toward_zero: return check_row<T, Round::toward_zero>(a, b0, stride, bad);
-    case Round::upward: return check_row<T, Round::upward>(a, b0, stride, bad);
-    case Round::downward: return check_row<T, Round::downward>(a, b0, stride, bad);
+    case Round::nearest_even: return check_row<T, Round::nearest_even>(a, b0, stride, ops, bad);
+    case Round::nearest_away: return check_row<T, Round::nearest_away>(a, b0, stride, ops, bad);
+    case Round::toward_zero: return check_row<T, Round::toward_zero>(a, b0, stride, ops, bad);
+    case Round::upward: return check_row<T, Round::upward>(a, b0, stride, ops, bad);
+    case Round::downward: return check_row<T, Round::downward>(a, b0, stride, ops, bad);
     case Round::stochastic: return;
   }
 }
@@ -238,13 +248,13 @@ void on_two_threads(F&& per_a) {
   other.join();
 }
 
-// Each binary op under each mode on the pairs with (a + b) % stride == 0.
+// The binary ops `ops` under each mode on the pairs with (a + b) % stride == 0.
 template <class T, std::size_t N>
-void sweep_pairs(const std::array<Round, N>& modes, std::uint32_t stride) {
+void sweep_pairs(const std::array<Round, N>& modes, std::uint32_t stride, BinaryOps ops = kAllBinaryOps) {
   Mismatches bad;
   on_two_threads([&](std::uint32_t a) {
     const std::uint32_t b0 = (stride - a % stride) % stride;
-    for (Round r : modes) check_row<T>(r, a, b0, stride, bad);
+    for (Round r : modes) check_row<T>(r, a, b0, stride, ops, bad);
   });
   EXPECT_EQ(bad.count(), 0u) << bad.report();
 }
@@ -267,26 +277,38 @@ void sweep_sqrt() {
 // pair under nearest-even and (a + b) % 64 == 0 for the other modes with
 // LPLAB_SWEEP=full (the exhaustive label), (a + b) % 256 and % 4096 otherwise.
 struct PairStrides {
-  std::uint32_t nearest, other;
+  std::uint32_t nearest, sub, other;  // nearest-even: add, mul, div; its sub; the other modes
 };
 PairStrides pair_strides() {
   const bool full = SweepExtent::from_environment().full;
-  const PairStrides s = full ? PairStrides{1, 64} : PairStrides{256, 4096};
-  std::printf("  pairs with (a + b) %% %u == 0 under nearest-even, %% %u under the other modes (%s)\n",
-              s.nearest, s.other, full ? "LPLAB_SWEEP=full" : "quick");
+  const PairStrides s = full ? PairStrides{1, 64, 64} : PairStrides{256, 256, 4096};
+  std::printf("  pairs with (a + b) %% %u == 0 under nearest-even (sub: %% %u), %% %u under the other modes (%s)\n",
+              s.nearest, s.sub, s.other, full ? "LPLAB_SWEEP=full" : "quick");
   return s;
 }
 
-TEST(ArithSweep, float16_add_sub_mul_div_nearest_even) {
-  sweep_pairs<float16>(std::array{Round::nearest_even}, pair_strides().nearest);
+// Under nearest-even: add, mul and div on the pairs of pair_strides().nearest
+// (every pair with LPLAB_SWEEP=full), sub on those of .sub. lplab's sub is
+// its add with b's sign flipped (arith.h: a - b = a + (-b), NaN operands left
+// as they are), and flipping the sign is a bijection of the codes, so every
+// operand pair sub hands to the addition is one the full add sweep checks;
+// what sub adds of its own, the flip and the NaN exception, the sampled pairs
+// decide (every code meets 1024 partners in each position, every NaN among them).
+template <class T>
+void sweep_nearest_even() {
+  const PairStrides s = pair_strides();
+  constexpr std::array modes{Round::nearest_even};
+  if (s.sub == s.nearest) return sweep_pairs<T>(modes, s.nearest);
+  sweep_pairs<T>(modes, s.nearest, BinaryOps{.add_mul_div = true, .sub = false});
+  sweep_pairs<T>(modes, s.sub, BinaryOps{.add_mul_div = false, .sub = true});
 }
+
+TEST(ArithSweep, float16_add_sub_mul_div_nearest_even) { sweep_nearest_even<float16>(); }
 TEST(ArithSweep, float16_add_sub_mul_div_away_zero_up_down) {
   sweep_pairs<float16>(kOtherModes, pair_strides().other);
 }
 TEST(ArithSweep, float16_sqrt_every_code_every_mode) { sweep_sqrt<float16>(); }
-TEST(ArithSweep, bfloat16_add_sub_mul_div_nearest_even) {
-  sweep_pairs<bfloat16>(std::array{Round::nearest_even}, pair_strides().nearest);
-}
+TEST(ArithSweep, bfloat16_add_sub_mul_div_nearest_even) { sweep_nearest_even<bfloat16>(); }
 TEST(ArithSweep, bfloat16_add_sub_mul_div_away_zero_up_down) {
   sweep_pairs<bfloat16>(kOtherModes, pair_strides().other);
 }

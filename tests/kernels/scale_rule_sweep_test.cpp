@@ -20,6 +20,15 @@
 //      ceil_amax  C - emax_elem
 //    each clamped to E8M0's [-127, 127]. Where ceil and rceil part (one amax
 //    per format: q subnormal) the sweep counts it and the count is checked.
+// 3. Transformer Engine's power-of-two scale (compute_scale_from_amax with
+//    force_pow_2_scales: s = max_elem / amax as a float32 division, FLT_MAX
+//    where it is infinite, mantissa cleared) is ceil's: -ilogb(s) equals
+//    ceil's X for every amax > 0 -- on every finite amax for E4M3 (full),
+//    with the other rules for every format. (fl(max_elem / amax) could only
+//    differ by rounding up to a power of two 2^j, which needs an amax within
+//    2^-25 relative above max_elem * 2^-j: a float, whose neighbours are
+//    2^-24 or more apart, relatively; a subnormal amax makes s overflow,
+//    and both give -127.) At amax = 0 TE's scale is 1 where ceil gives 2^-127.
 //
 // block_scale's scale and factor are checked against 2^X for every X, and the
 // non-finite amaxes give the NaN scale (lplab's rule; CUDA's satfinite
@@ -30,6 +39,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -87,6 +97,15 @@ double pow2(int k) {
 struct Want {
   int x[std::size(kPowerOfTwoRules)];
 };
+
+// Transformer Engine's power-of-two scale as TE evaluates it, as an X: the
+// float32 quotient (IEEE division, nearest-even; FLT_MAX for an infinite
+// one), -ilogb of it (its mantissa cleared), for amax > 0.
+int te_pow2_x(float max, float amax) {
+  float s = max / amax;
+  if (std::isinf(s)) s = std::numeric_limits<float>::max();
+  return clamp_e8m0(-std::ilogb(s));
+}
 
 // The references for one finite amax > 0 with F = floor(log2 amax) and
 // C = ceil(log2 amax), each clamped to [-127, 127] (CUDA's codes less 127).
@@ -168,6 +187,8 @@ template <class Elem>
 void check_one(std::uint32_t bits, float amax, int F, int C, Tally& t) {
   const Want w = amax == 0 ? Want{{-127, -127, -127, -127, -127}} : references<Elem>(amax, F, C);
   t.parted += w.x[1] != w.x[2];
+  if (amax != 0 && te_pow2_x(static_cast<float>(spec_of<Elem>().max), amax) != w.x[1] && t.bad++ == 0)
+    t.first = bits, t.rule = 1;  // reported as ceil's: TE's power of two is ceil (3. above)
   for (std::size_t r = 0; r < std::size(kPowerOfTwoRules); ++r) {
     if (sr::power_of_two_exponent<Elem, E8M0>(kPowerOfTwoRules[r], bits) == w.x[r]) continue;
     if (t.bad++ == 0) t.first = bits, t.rule = static_cast<int>(r);
@@ -191,11 +212,11 @@ const std::array<bool, 4096>& decision_set() {
 // Every amax once: CUDA's two codes and binade_of against them; the five
 // formats' rules from them (full sweep: on the decision-covering set, which
 // took 12 s of CPU here where every amax took 200 s; docs/recipes.md).
-void sweep(const SweepExtent& ext, std::array<Counts, kFormats>& counts, Counts& roundings,
+void sweep(const SweepExtent& ext, std::array<Counts, kFormats>& counts, Counts& roundings, Counts& te_pow2,
            std::atomic<std::uint64_t>& seen, std::atomic<std::uint64_t>& ruled_seen) {
   for_each_chunk(amax_count(ext), std::uint64_t{1} << 16, [&](std::uint64_t begin, std::size_t n) {
     std::array<Tally, kFormats> t{};
-    Tally rt;
+    Tally rt, tt;
     std::uint64_t here = 0, ruled = 0;
     for (std::size_t j = 0; j < n; ++j) {
       std::uint32_t bits = 0;
@@ -208,6 +229,9 @@ void sweep(const SweepExtent& ext, std::array<Counts, kFormats>& counts, Counts&
         const sr::Binade b = sr::binade_of(bits);
         if (clamp_e8m0(b.floor_log2) != F && rt.bad++ == 0) rt.first = bits, rt.rule = 0;
         if (clamp_e8m0(b.floor_log2 + (b.sig != sr::kOne)) != C && rt.bad++ == 0) rt.first = bits, rt.rule = 1;
+        if (te_pow2_x(448.0f, amax) != sr::power_of_two_exponent<float8_e4m3fn, E8M0>(ScaleRule::ceil, bits) &&
+            tt.bad++ == 0)
+          tt.first = bits;
       }
       if (ext.full && !decision_set()[bits & 0xFFF]) continue;
       ++ruled;
@@ -218,6 +242,7 @@ void sweep(const SweepExtent& ext, std::array<Counts, kFormats>& counts, Counts&
     seen += here;
     ruled_seen += ruled;
     roundings.add(rt.bad, 0, rt.first, rt.rule);
+    te_pow2.add(tt.bad, 0, tt.first, 0);
     for (std::size_t f = 0; f < kFormats; ++f) counts[f].add(t[f].bad, t[f].parted, t[f].first, t[f].rule);
   });
 }
@@ -227,12 +252,14 @@ TEST(ScaleRuleSweep, every_power_of_two_rule_on_every_amax) {
 #if LPLAB_HAVE_CUDA_ORACLE
   const SweepExtent ext = SweepExtent::from_environment();
   std::array<Counts, kFormats> counts;
-  Counts roundings;
+  Counts roundings, te_pow2;
   std::atomic<std::uint64_t> seen{0}, ruled{0};
-  sweep(ext, counts, roundings, seen, ruled);
+  sweep(ext, counts, roundings, te_pow2, seen, ruled);
   if (ext.full) {
     EXPECT_EQ(ruled.load(), 0x7F80'0000u >> 8) << "the decision-covering set's finite non-negative floats";
   }
+  EXPECT_EQ(te_pow2.bad.load(), 0u) << "Transformer Engine's power-of-two scale differs from ceil for E4M3 at amax bits 0x"
+                                   << std::hex << te_pow2.first_bad.load();
   EXPECT_EQ(roundings.bad.load(), 0u) << "binade_of against CUDA's "
                                       << (roundings.first_rule.load() == 0 ? "toward zero" : "upward")
                                       << " at 0x" << std::hex << roundings.first_bad.load();
@@ -342,6 +369,11 @@ TEST(ScaleRules, the_documented_examples) {
   EXPECT_EQ(x(ScaleRule::rceil, std::nextafter(448.0f, 1e9f)), 1);
   EXPECT_EQ(x(ScaleRule::rceil, 0.0f), -127);
   EXPECT_EQ(x(ScaleRule::rceil, 0x1p127f), 119);  // 2^127 / 448 -> 2^119 (ceil of 1.14 * 2^118)
+  // TE's power-of-two scale is ceil's (3. above), also just above 448, where
+  // fl(448 / amax) = 1 - 2^-23 stays below 1.
+  for (float amax : {500.0f, 448.0f, std::nextafter(448.0f, 1e9f), 1.0f, 0x1p127f, 0x1p-149f, 3e-39f})
+    EXPECT_EQ(te_pow2_x(448.0f, amax), x(ScaleRule::ceil, amax)) << amax;
+  EXPECT_EQ(te_pow2_x(448.0f, std::nextafter(448.0f, 1e9f)), 1);
 }
 
 }  // namespace
