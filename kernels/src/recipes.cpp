@@ -64,9 +64,13 @@ constexpr std::string_view kFast =
     "accumulator (E8M13: lplab's promote_every = 0)";
 constexpr std::string_view kSplit =
     "split accumulator: partial sums promoted into fp32 (cuBLAS does not document the interval; lplab models 128)";
+constexpr std::string_view kBlockwiseAcc =
+    "split accumulator (forced): on Hopper cuBLAS's VEC128_32F / BLK128x128_32F scale modes apply the block "
+    "scales as partial sums are promoted into fp32 (the interval is undocumented; lplab models 128); on "
+    "Blackwell the MXFP8 instruction applies them";
 constexpr std::string_view kPromoteScaled =
-    "split accumulator: every 128 of K the partial sum times both blocks' scales is added into fp32 "
-    "(DeepGEMM: final += (sa * sb) * partial)";
+    "every 128 of K (four wgmma k32 steps) the partial sum, times both blocks' scales, is added into fp32 on "
+    "the CUDA cores";
 
 // --- The presets, generation by generation. -------------------------------
 
@@ -118,7 +122,7 @@ constexpr RecipeUnits kFp8TensorUnits[] = {
      "ROCm's Transformer Engine, in the FNUZ encodings: E4M3's maximum 240, E5M2's 57344"},
 };
 constexpr RecipeUnits kFp8BlockUnits[] = {
-    {"hopper", all("hopper.wgmma.f32.e4m3.e4m3"), "the block scales applied at each promotion, in software"},
+    {"hopper", all("hopper.wgmma.f32.e4m3.e4m3"), "cuBLAS (12.9 or later) applies the block scales as it promotes"},
     {"blackwell", all("blackwell.tcgen05.mxf8f6f4.block32.f32.e4m3.e4m3.ue8m0"),
      "TE emulates it with MXFP8: each power-of-two scale repeated over the four 1 x 32 blocks it covers (exact)"},
 };
@@ -129,7 +133,7 @@ constexpr RecipeUnits kDeepSeekUnits[] = {
 constexpr RecipeUnits kMxfp8Units[] = {
     {"blackwell", all("blackwell.tcgen05.mxf8f6f4.block32.f32.e4m3.e4m3.ue8m0"), ""},
     {"rtx_blackwell", all("rtx_blackwell.mma.m16n8k32.mxf8f6f4.block32.f32.e4m3.e4m3.f32.ue8m0"),
-     "the instruction exists; TE refuses sm_120 for MXFP8 training"},
+     "the instruction exists; TE refuses MXFP8 on sm_120 and later"},
 };
 constexpr RecipeUnits kNvfp4Units[] = {
     {"blackwell", all("blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3"), "sm_100 and sm_103 (TE: TN GEMMs only)"},
@@ -190,11 +194,11 @@ constexpr std::array kRecipes = std::to_array<Recipe>({
      "TE Float8BlockScaling: fp8_format E4M3, x and dY 1 x 128, w_block_scaling_dim 2 (128 x 128), "
      "power-of-two scales, split accumulator forced",
      {RecipeGemm{fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {1, 128}),
-                 fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {128, 128}), kPromoteScaled},
+                 fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {128, 128}), kBlockwiseAcc},
       RecipeGemm{fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {1, 128}),
-                 fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {128, 128}), kPromoteScaled},
+                 fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {128, 128}), kBlockwiseAcc},
       RecipeGemm{fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {1, 128}),
-                 fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {1, 128}), kPromoteScaled}},
+                 fp32_blocks("float8_e4m3fn", S::block_fp32_pow2, {1, 128}), kBlockwiseAcc}},
      kFp8BlockUnits,
      "TE needs compute capability 9.0 and CUDA 12.9 or later",
      "wgrad takes dY and X quantized again along the tokens (columnwise, 1 x 128 along its K); a 2D x 2D GEMM is "
@@ -240,9 +244,11 @@ constexpr std::array kRecipes = std::to_array<Recipe>({
       RecipeGemm{nvfp4({1, 16}, kSr, true), nvfp4({1, 16}, kRne, true), kFp32Acc}},
      kNvfp4Units,
      "FP4 matrix units start with Blackwell",
-     "Four Over Six never applies to gradients, nor to a tensor with the Hadamard transform or stochastic "
-     "rounding; =activations or =all extends it to X (then with NVTE_NVFP4_DISABLE_RHT=1); the tensor scale "
-     "takes 256 for E4M3's maximum (6 * 256 / amax)"},
+     "Four Over Six's scales replace NVFP4's: s_enc = 6 * 256 / amax, each block's scale (bmax / 6) * s_enc "
+     "(map to 6) or 1.5 times that (map to 4), clamped to 448 (four_over_six.h, TE's order); it never applies "
+     "to gradients, nor to a tensor with the Hadamard transform or stochastic rounding; =activations or =all "
+     "extends it to X in fprop and wgrad, and then needs NVTE_NVFP4_DISABLE_RHT=1, which also takes the "
+     "Hadamard transform off wgrad's dY; TE aims it at RL and post-training"},
 });
 
 // --- Checks. ----------------------------------------------------------------
@@ -286,6 +292,9 @@ std::string operand_problem(const RecipeOperand& o) {
   if (o.tensor_scale && o.scaling != S::block) return "a tensor scale over no block scales";
   if (o.four_over_six && (o.hadamard || o.round != kRne))
     return "Four Over Six with the Hadamard transform or stochastic rounding (TE refuses both)";
+  if (o.four_over_six && (o.format != "float4_e2m1fn" || o.scale_format != "float8_e4m3fn" || !o.tensor_scale ||
+                          o.block.cols != 16))
+    return "Four Over Six is NVFP4's: E2M1 in blocks of 16 along K, E4M3 scales, a tensor scale";
   return {};
 }
 

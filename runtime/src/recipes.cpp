@@ -24,7 +24,7 @@ nlohmann::ordered_json operand_json(const kernels::RecipeOperand& o) {
   nlohmann::ordered_json j = {{"format", o.format}, {"scaling", enum_name(o.scaling)}};
   if (o.block != kernels::BlockShape{}) j["block"] = {o.block.rows, o.block.cols};
   if (!o.scale_format.empty()) j["scale_format"] = o.scale_format;
-  if (o.scaling == kernels::OperandScaling::block) j["scale_rule"] = enum_name(o.rule);
+  if (o.scaling == kernels::OperandScaling::block) j["scale_rule"] = o.four_over_six ? "four_over_six" : enum_name(o.rule);
   j["tensor_scale"] = o.tensor_scale;
   j["round"] = enum_name(o.round);
   j["hadamard"] = o.hadamard;

@@ -194,11 +194,16 @@ TEST(Recipes, one_wrong_part_is_refused_with_its_name) {
     m.recipe.gemm[0].b.round = Round::stochastic;
     expect_refused(m, "nvfp4_4over6: fprop B: Four Over Six with the Hadamard transform or stochastic rounding");
     m.recipe.gemm[0].b.round = Round::nearest_even;
-    m.recipe.gemm[0].b.scale_format = "float8_e4m3";
-    m.units.clear();
-    EXPECT_EQ(m.problem(), "");  // a catalog scale format, run nowhere: consistent
+    m.recipe.gemm[0].b.scale_format = "float8_e4m3";  // in the catalog, but not NVFP4's scale
+    expect_refused(m, "nvfp4_4over6: fprop B: Four Over Six is NVFP4's: E2M1 in blocks of 16 along K, E4M3 scales");
+    m.recipe.gemm[0].b.scale_format = "float8_e4m3fn";
+    m.recipe.gemm[0].b.block = {16, 32};
+    expect_refused(m, "nvfp4_4over6: fprop B: Four Over Six is NVFP4's");
+    m.recipe.gemm[0].b.block = {16, 16};
     m.recipe.gemm[0].b.format = "float4_e2m1";
     expect_refused(m, "nvfp4_4over6: fprop B: format 'float4_e2m1' is not in the catalog");
+    m.recipe.gemm[0].b.format = "float4_e2m1fn";
+    EXPECT_EQ(m.problem(), "");  // restored
   }
   {
     Mutant m("fp8_delayed");

@@ -25,7 +25,8 @@ std::string rule_text(const RecipeOperand& o) {
   switch (o.scaling) {
     case OperandScaling::none: return "-";
     case OperandScaling::block:
-      return std::string(enum_name(o.rule)) + (o.tensor_scale ? " + fp32 tensor scale" : "");
+      return std::string(o.four_over_six ? "four_over_six (te, E4M3 bound 256)" : enum_name(o.rule)) +
+             (o.tensor_scale ? " + fp32 tensor scale" : "");
     default: return enum_name(o.scaling);
   }
 }

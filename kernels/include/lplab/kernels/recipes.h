@@ -68,10 +68,11 @@ struct RecipeOperand {
   BlockShape block{};            // the block* scalings
   std::string_view scale_format{};  // the scale's catalog name ("float32" for the fp32 scalings; "" for none)
   ScaleRule rule = ScaleRule::floor;  // scaling == block: how the scale is computed (scale_rules.h)
-  bool tensor_scale = false;     // NVFP4's second, fp32 scale per tensor (amax / (6 * 448))
+  bool tensor_scale = false;     // NVFP4's second, fp32 scale per tensor: 6 * 448 / amax (Four Over Six: 6 * 256)
   Round round = Round::nearest_even;  // stochastic: PTX cvt.rs with random bits (cvt_rs.h)
   bool hadamard = false;         // TE's 16 x 16 random Hadamard transform along K first (hadamard.h)
-  bool four_over_six = false;    // each block scaled to a maximum of 4 or 6 (four_over_six.h)
+  bool four_over_six = false;    // each block scaled to a maximum of 4 or 6: four_over_six.h's
+                                 // scales (TE's order, E4M3 bound 256) in place of `rule`
 };
 
 // One GEMM: its operands and how it accumulates.
