@@ -113,13 +113,13 @@ config=(-DLPLAB_BUILD_TESTS=ON -DLPLAB_BUILD_BENCHMARKS=ON -DLPLAB_REQUIRE_CUDA_
         "-DLPLAB_CUDA_INCLUDE_DIR=$cuda_dir")
 # Without a GPU nothing runs the device code, so it is compiled for every
 # architecture but assembled (ptxas) only for sm_90a and sm_100a, whose
-# instruction sets hold sm_80's (sm_80 is kept as PTX), ptxas does not
-# optimize, and NVVM (cicc) optimizes at -O1: about a third of nvcc's time,
-# and a quarter of what is left (cuda/src/scaling.cu: 33 s against 24).
-# A machine with a GPU builds the architectures CMakeLists.txt sets, fully
-# optimized.
+# instruction sets hold sm_80's (sm_80 is kept as PTX), and ptxas does not
+# optimize: about a third of nvcc's time. (NVVM at -O1 as well cut
+# cuda/src/scaling.cu from 33 s to 24 but took elementwise.cu from 40 s to
+# 100: not used.) A machine with a GPU builds the architectures
+# CMakeLists.txt sets, fully optimized.
 if ! nvidia-smi -L >/dev/null 2>&1; then
-  config+=("-DCMAKE_CUDA_ARCHITECTURES=80-virtual;90a-real;100a-real" "-DCMAKE_CUDA_FLAGS=-Xptxas=-O0 -Xcicc=-O1")
+  config+=("-DCMAKE_CUDA_ARCHITECTURES=80-virtual;90a-real;100a-real" "-DCMAKE_CUDA_FLAGS=-Xptxas=-O0")
 fi
 
 end_stage
