@@ -258,7 +258,9 @@ constexpr std::string_view kCatalog[] = {
     LPLAB_FORMAT_CATALOG(LPLAB_RECIPE_FORMAT_NAME)
 #undef LPLAB_RECIPE_FORMAT_NAME
 };
-bool in_catalog(std::string_view name) { return std::find(std::begin(kCatalog), std::end(kCatalog), name) != std::end(kCatalog); }
+bool in_catalog(std::string_view name) {
+  return std::find(std::begin(kCatalog), std::end(kCatalog), name) != std::end(kCatalog);
+}
 
 // The catalog format an operand type's codes are ("float32" for f32).
 std::string operand_format(MmaType t) {
@@ -321,14 +323,14 @@ std::string unit_problem(const Recipe& r, const RecipeUnits& u, const std::vecto
           return text("{}: {} takes {}'s scales in {}, the recipe {}", where, i->name, side, scale, o->scale_format);
         if (o->block.cols != blk)
           return text("{}: {} scales 1x{} along K, the recipe's {} blocks are {}x{}", where, i->name, blk, side,
-                             o->block.rows, o->block.cols);
+                      o->block.rows, o->block.cols);
       } else if (o->scaling == S::block_fp32_pow2) {
         if (o->block.cols % blk != 0)
           return text("{}: {} scales 1x{} along K, which does not divide the recipe's {}x{} {} blocks", where,
-                             i->name, blk, o->block.rows, o->block.cols, side);
+                      i->name, blk, o->block.rows, o->block.cols, side);
       } else {
         return text("{}: {} needs block scales for {}, the recipe has {}", where, i->name, side,
-                           enum_name(o->scaling));
+                    enum_name(o->scaling));
       }
     }
   }
