@@ -189,7 +189,8 @@ void matmul_tensor_core_reference(const MatmulProblem& p, const MatmulOptions& o
 using namespace detail;  // (this file's own helpers: fail, pick_gemm, the accumulators)
 
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
-                        const void* scales, float tensor_scale, const char* name, bool tensor_amax) {
+                        const void* scales, float tensor_scale, const char* name, bool tensor_amax,
+                        int block_rows) {
   const std::string op = std::string("block-scaled ") + name;
   // A tensor's amax (Transformer Engine's NVFP4) is at least 0, NaN where the
   // tensor held one (its scales are NaN then); s_enc is finite and nonzero.
@@ -197,6 +198,7 @@ void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const v
     fail(op + " has tensor_scale " + std::to_string(tensor_scale) + "; " +
          (tensor_amax ? "a tensor's amax is not negative" : "it must be finite and nonzero"));
   if (block_size < 1) fail(op + " has block_size " + std::to_string(block_size));
+  if (block_rows < 1) fail(op + " has block_rows " + std::to_string(block_rows));
   if (k % static_cast<std::size_t>(block_size) != 0)
     fail(op + ": k = " + std::to_string(k) + " is not a multiple of the block size " + std::to_string(block_size));
   if (rows != 0 && k > (std::size_t{1} << 40) / rows) fail(op + " has more than 2^40 elements");

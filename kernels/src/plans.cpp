@@ -22,19 +22,30 @@ void check_extent(const char* fn, const Extent& e) {
                  std::to_string(e.expected));
 }
 
-BlockPlan make_block_plan(const char* fn, int block_size, ScaleRule rule, bool tensor_scale, std::size_t n,
-                          Extent data, std::size_t scales, bool quantizing, bool tensor_scale_output) {
-  if (block_size < 1) fail(fn, "block_size must be at least 1");
-  const bool ratio = rule == ScaleRule::amax_ratio || rule == ScaleRule::amax_ratio_te;
-  if (tensor_scale && !ratio) fail(fn, "a tensor scale needs ScaleRule::amax_ratio or amax_ratio_te");
-  if (rule == ScaleRule::amax_ratio_te && !tensor_scale)
+BlockPlan make_block_plan(const char* fn, const BlockShapeRule& s, std::size_t n, std::size_t cols, Extent data,
+                          std::size_t scales, bool quantizing, bool tensor_scale_output) {
+  if (s.block_size < 1) fail(fn, "block_size must be at least 1");
+  if (s.block_rows < 1) fail(fn, "block_rows must be at least 1");
+  if (s.block_rows > 1 && cols == 0)
+    fail(fn, "a scheme of " + std::to_string(s.block_rows) + " x " + std::to_string(s.block_size) +
+                 " blocks needs the matrix's row length (the overload taking cols)");
+  const bool ratio = s.rule == ScaleRule::amax_ratio || s.rule == ScaleRule::amax_ratio_te;
+  if (s.tensor_scale && !ratio) fail(fn, "a tensor scale needs ScaleRule::amax_ratio or amax_ratio_te");
+  if (s.rule == ScaleRule::amax_ratio_te && !s.tensor_scale)
     fail(fn, "ScaleRule::amax_ratio_te (Transformer Engine's NVFP4) needs the tensor scale");
   if (data.what != nullptr) check_extent(fn, data);
-  const auto bs = static_cast<std::size_t>(block_size);
-  const BlockPlan p{.n = n, .block_size = bs, .blocks = n / bs + (n % bs != 0 ? 1 : 0), .rule = rule,
-                    .tensor_scale = tensor_scale};
+  BlockPlan p{.n = n,
+              .block_size = static_cast<std::size_t>(s.block_size),
+              .block_rows = static_cast<std::size_t>(s.block_rows),
+              .cols = cols,
+              .rows = n == 0 ? 0 : cols == 0 ? 1 : n / cols + (n % cols != 0 ? 1 : 0),
+              .rule = s.rule,
+              .tensor_scale = s.tensor_scale};
+  const std::size_t bs = p.block_size, br = p.block_rows;
+  p.blocks = cols == 0 ? n / bs + (n % bs != 0 ? 1 : 0)
+                       : (p.rows / br + (p.rows % br != 0 ? 1 : 0)) * (cols / bs + (cols % bs != 0 ? 1 : 0));
   check_extent(fn, {"scales", p.blocks, scales});
-  if (quantizing && tensor_scale && !tensor_scale_output) fail(fn, "this scheme needs a tensor_scale output");
+  if (quantizing && s.tensor_scale && !tensor_scale_output) fail(fn, "this scheme needs a tensor_scale output");
   return p;
 }
 

@@ -83,7 +83,8 @@ void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, flo
   factor = p.factor;
 }
 
-// The common body of quantize and quantize_packed, on a checked plan
+// The common body of quantize and quantize_packed, on a checked plan of the
+// flat form's runs
 // (plans.h): computes the scales and hands the scaled floats to
 // `emit(values, first_index)`, a group of whole blocks at a time (about
 // kChunk values; a multiple of 4 values, the largest packing group, except
@@ -91,7 +92,7 @@ void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, flo
 // the scales are planned block by block, and one vector pass multiplies each
 // block by its factor.
 template <class Elem, class Scale, class Emit>
-void quantize_blocks(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+void quantize_runs(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
                      std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit&& emit) {
   const std::size_t n = p.n, bs = p.block_size, blocks = p.blocks;
   const bool te = p.te();
@@ -140,6 +141,81 @@ void quantize_blocks(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std
   });
 }
 
+// The same for blocks of a matrix (plan.flat() false: blocks of several rows,
+// or rows that end inside a block), a band of whole block rows at a time:
+// 1. each block's amax, the largest of its row segments' (as bits, so that
+//    NaN and infinity stay above every finite value);
+// 2. its scale and factor, planned as quantize_runs plans a run's;
+// 3. each row scaled by its blocks' factors into the band's buffer, the
+//    non-finite blocks' elements made +0 (TE's order: -0 and NaN too);
+// 4. the band handed to emit. A band holds g block rows with g * block_rows
+//    * cols a multiple of 4, so that packed bands start on a byte boundary.
+template <class Elem, class Scale, class Emit>
+void quantize_tiles(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+                    std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit&& emit) {
+  const std::size_t n = p.n, cols = p.cols, bs = p.block_size, br = p.block_rows;
+  const std::size_t across = p.across(), block_rows = p.blocks / across;
+  const TensorEncoding enc = tensor_encoding<Elem, Scale>(p, p.tensor_scale ? abs_max_bits(x.data(), n) : 0);
+  const float s_enc = enc.s_enc;
+  if (tensor_scale != nullptr) *tensor_scale = enc.stored;
+  const std::size_t band_len = br * cols;  // elements of one block row
+  std::size_t g = std::max<std::size_t>(1, kChunk / band_len);
+  while ((g * band_len) % 4 != 0) ++g;
+  const std::size_t bands = (block_rows + g - 1) / g;
+  unsigned t = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  t = static_cast<unsigned>(std::min<std::size_t>(t, std::max<std::size_t>(1, n / kPerThread)));
+  auto row_len = [&](std::size_t r) { return std::min(cols, n - r * cols); };
+  detail::for_row_bands(bands, t, [&](std::size_t first_band, std::size_t count) {
+    std::vector<std::uint32_t> amax(across), segment(across);
+    std::vector<float> factors(across);
+    std::vector<float> buf(std::min(n, g * band_len));
+    for (std::size_t band = first_band; band < first_band + count; ++band) {
+      const std::size_t first = band * g * band_len, len = std::min(g * band_len, n - first);
+      for (std::size_t R = band * g; R < std::min(block_rows, (band + 1) * g); ++R) {
+        const std::size_t r0 = R * br, r1 = std::min(p.rows, r0 + br);
+        // 1. The blocks' amaxes over their rows.
+        std::fill(amax.begin(), amax.end(), 0u);
+        for (std::size_t r = r0; r < r1; ++r) {
+          const std::size_t m = row_len(r);
+          detail::block_abs_max_bits(x.data() + r * cols, m, bs, segment.data());
+          for (std::size_t c = 0; c < (m + bs - 1) / bs; ++c) amax[c] = std::max(amax[c], segment[c]);
+        }
+        // 2. Scales and factors.
+        bool any_nonfinite = false;
+        for (std::size_t c = 0; c < across; ++c) {
+          plan_block(s, amax[c], s_enc, scales[R * across + c], factors[c]);
+          any_nonfinite |= is_nonfinite(amax[c]);
+        }
+        // 3. The rows, scaled.
+        for (std::size_t r = r0; r < r1; ++r) {
+          const std::size_t m = row_len(r);
+          float* out = buf.data() + (r * cols - first);
+          detail::scale_blocks(x.data() + r * cols, m, bs, factors.data(), out);
+          if (p.te()) {
+            for (std::size_t i = 0; i < m; ++i)
+              if (out[i] == 0.0f || out[i] != out[i]) out[i] = 0.0f;
+          } else if (any_nonfinite) {
+            for (std::size_t c = 0; c < across; ++c)
+              if (is_nonfinite(amax[c]) && c * bs < m) std::fill_n(out + c * bs, std::min(bs, m - c * bs), 0.0f);
+          }
+        }
+      }
+      // 4. The band's values.
+      emit(std::span<const float>(buf.data(), len), first);
+    }
+  });
+}
+
+// quantize_runs or quantize_tiles, as the plan's blocks lie.
+template <class Elem, class Scale, class Emit>
+void quantize_plan(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
+                   std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit&& emit) {
+  if (p.flat())
+    quantize_runs(p, s, x, scales, tensor_scale, threads, emit);
+  else
+    quantize_tiles(p, s, x, scales, tensor_scale, threads, emit);
+}
+
 // Multiplies each block of y (the widened elements) by its scale and divides
 // by the tensor scale.
 template <class Elem, class Scale>
@@ -168,6 +244,46 @@ void scale_blocks(const BlockScaling<Elem, Scale>& s, std::span<const Scale> sca
   }
 }
 
+// The same for a matrix's blocks: row r's blocks are those of block row
+// r / block_rows.
+template <class Elem, class Scale>
+void scale_matrix_blocks(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const Scale> scales,
+                         std::span<float> y, float tensor_scale) {
+  if (p.flat()) {
+    scale_blocks(s, scales, y, tensor_scale);
+    return;
+  }
+  const std::size_t across = p.across();
+  for (std::size_t r = 0; r < p.rows; ++r) {
+    const std::size_t m = std::min(p.cols, p.n - r * p.cols);
+    scale_blocks(s, scales.subspan((r / p.block_rows) * across, (m + p.block_size - 1) / p.block_size),
+                 y.subspan(r * p.cols, m), tensor_scale);
+  }
+}
+
+void check_cols(const char* fn, std::size_t cols) {
+  if (cols == 0) fail(std::string(fn) + ": cols must be at least 1");
+}
+
+// The elements' emitters of quantize and quantize_packed.
+template <class Elem>
+auto convert_into(std::span<Elem> elems) {
+  return [elems](std::span<const float> v, std::size_t first) {
+    kernels::convert(v, elems.subspan(first, v.size()), Round::nearest_even, Overflow::saturate);
+  };
+}
+template <class Elem>
+auto pack_into(std::span<std::uint8_t> bytes) {
+  return [bytes](std::span<const float> v, std::size_t first) {
+    thread_local std::vector<Elem> codes;  // one per worker
+    codes.resize(v.size());
+    const std::span<Elem> c(codes.data(), v.size());
+    kernels::convert(v, c, Round::nearest_even, Overflow::saturate);
+    // first is a multiple of 4, hence of the packing group.
+    pack(std::span<const Elem>(c), bytes.subspan(packed_bytes<Elem>(first), packed_bytes<Elem>(v.size())));
+  };
+}
+
 }  // namespace
 
 template <BlockElement Elem, BlockScale Scale>
@@ -175,11 +291,16 @@ void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
               std::span<std::type_identity_t<Elem>> elems,
               std::span<std::type_identity_t<Scale>> scales, float* tensor_scale, unsigned threads) {
   const BlockPlan p = plan_block_quantize(s, x.size(), elems.size(), scales.size(), tensor_scale);
-  quantize_blocks(p, s, x, scales, tensor_scale, threads,
-                  [&](std::span<const float> v, std::size_t first) {
-                    kernels::convert(v, elems.subspan(first, v.size()), Round::nearest_even,
-                                     Overflow::saturate);
-                  });
+  quantize_plan(p, s, x, scales, tensor_scale, threads, convert_into<Elem>(elems));
+}
+
+template <BlockElement Elem, BlockScale Scale>
+void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols,
+              std::span<std::type_identity_t<Elem>> elems, std::span<std::type_identity_t<Scale>> scales,
+              float* tensor_scale, unsigned threads) {
+  check_cols("quantize", cols);
+  const BlockPlan p = plan_block_quantize(s, x.size(), elems.size(), scales.size(), tensor_scale, cols);
+  quantize_plan(p, s, x, scales, tensor_scale, threads, convert_into<Elem>(elems));
 }
 
 template <BlockElement Elem, BlockScale Scale>
@@ -193,21 +314,32 @@ void dequantize(const BlockScaling<Elem, Scale>& s,
 }
 
 template <BlockElement Elem, BlockScale Scale>
+void dequantize(const BlockScaling<Elem, Scale>& s, std::span<const std::type_identity_t<Elem>> elems,
+                std::size_t cols, std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
+                float tensor_scale) {
+  check_cols("dequantize", cols);
+  const BlockPlan p = plan_block_dequantize(s, elems.size(), scales.size(), y.size(), cols);
+  kernels::convert(elems, y);
+  scale_matrix_blocks(p, s, scales, y, tensor_scale);
+}
+
+template <BlockElement Elem, BlockScale Scale>
   requires PackedFormat<Elem>
 void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
                      std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
                      float* tensor_scale, unsigned threads) {
   const BlockPlan p = plan_block_quantize_packed(s, x.size(), bytes.size(), scales.size(), tensor_scale);
-  quantize_blocks(p, s, x, scales, tensor_scale, threads,
-                  [&](std::span<const float> v, std::size_t first) {
-                    thread_local std::vector<Elem> codes;  // one per worker
-                    codes.resize(v.size());
-                    const std::span<Elem> c(codes.data(), v.size());
-                    kernels::convert(v, c, Round::nearest_even, Overflow::saturate);
-                    // first is a multiple of 4, hence of the packing group.
-                    pack(std::span<const Elem>(c),
-                         bytes.subspan(packed_bytes<Elem>(first), packed_bytes<Elem>(v.size())));
-                  });
+  quantize_plan(p, s, x, scales, tensor_scale, threads, pack_into<Elem>(bytes));
+}
+
+template <BlockElement Elem, BlockScale Scale>
+  requires PackedFormat<Elem>
+void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols,
+                     std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
+                     float* tensor_scale, unsigned threads) {
+  check_cols("quantize_packed", cols);
+  const BlockPlan p = plan_block_quantize_packed(s, x.size(), bytes.size(), scales.size(), tensor_scale, cols);
+  quantize_plan(p, s, x, scales, tensor_scale, threads, pack_into<Elem>(bytes));
 }
 
 template <BlockElement Elem, BlockScale Scale>
@@ -218,6 +350,32 @@ void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::
   plan_block_dequantize_packed(s, y.size(), scales.size());
   kernels::dequantize_packed<Elem>(bytes, y);
   scale_blocks(s, scales, y, tensor_scale);
+}
+
+template <BlockElement Elem, BlockScale Scale>
+  requires PackedFormat<Elem>
+void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::uint8_t> bytes, std::size_t cols,
+                       std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
+                       float tensor_scale) {
+  check_cols("dequantize_packed", cols);
+  const BlockPlan p = plan_block_dequantize_packed(s, y.size(), scales.size(), cols);
+  kernels::dequantize_packed<Elem>(bytes, y);
+  scale_matrix_blocks(p, s, scales, y, tensor_scale);
+}
+
+template <BlockElement Elem, BlockScale Scale>
+void row_scales(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t cols,
+                std::span<const std::type_identity_t<Scale>> scales, std::span<std::type_identity_t<Scale>> out) {
+  check_cols("row_scales", cols);
+  BlockScaling<Elem, Scale> one_row = s;
+  one_row.block_rows = 1;
+  const BlockPlan p = detail::make_block_plan("row_scales", detail::shape_rule(s), n, cols, {nullptr, 0, 0},
+                                              scales.size(), false, false);
+  const BlockPlan q = detail::make_block_plan("row_scales", detail::shape_rule(one_row), n, cols,
+                                              {nullptr, 0, 0}, out.size(), false, false);
+  const std::size_t across = p.across();
+  for (std::size_t r = 0; r < q.rows; ++r)
+    for (std::size_t c = 0; c < across; ++c) out[r * across + c] = scales[(r / p.block_rows) * across + c];
 }
 
 // ---------------------------------------------------------------------------
@@ -387,17 +545,26 @@ void dequantize(const TileScaling<Elem>& s, std::span<const std::type_identity_t
 // pair of LPLAB_BLOCK_PAIRS (and its packed forms where its elements are
 // packed), every element of LPLAB_SCALING_ELEMENTS.
 
-#define LPLAB_SCALING_PAIR(E, S, storage)                                                     \
-  template void quantize(const BlockScaling<E, S>&, std::span<const float>, std::span<E>,     \
-                         std::span<S>, float*, unsigned);                                     \
-  template void dequantize(const BlockScaling<E, S>&, std::span<const E>, std::span<const S>, \
-                           std::span<float>, float);                                          \
+#define LPLAB_SCALING_PAIR(E, S, storage)                                                                        \
+  template void quantize(const BlockScaling<E, S>&, std::span<const float>, std::span<E>, std::span<S>, float*,  \
+                         unsigned);                                                                              \
+  template void quantize(const BlockScaling<E, S>&, std::span<const float>, std::size_t, std::span<E>,           \
+                         std::span<S>, float*, unsigned);                                                        \
+  template void dequantize(const BlockScaling<E, S>&, std::span<const E>, std::span<const S>, std::span<float>,  \
+                           float);                                                                               \
+  template void dequantize(const BlockScaling<E, S>&, std::span<const E>, std::size_t, std::span<const S>,       \
+                           std::span<float>, float);                                                             \
+  template void row_scales(const BlockScaling<E, S>&, std::size_t, std::size_t, std::span<const S>, std::span<S>); \
   LPLAB_SCALING_PAIR_##storage(E, S)
 #define LPLAB_SCALING_PAIR_bytes(E, S)
-#define LPLAB_SCALING_PAIR_packed(E, S)                                                     \
-  template void quantize_packed(const BlockScaling<E, S>&, std::span<const float>,          \
-                                std::span<std::uint8_t>, std::span<S>, float*, unsigned);   \
-  template void dequantize_packed(const BlockScaling<E, S>&, std::span<const std::uint8_t>, \
+#define LPLAB_SCALING_PAIR_packed(E, S)                                                                          \
+  template void quantize_packed(const BlockScaling<E, S>&, std::span<const float>, std::span<std::uint8_t>,      \
+                                std::span<S>, float*, unsigned);                                                 \
+  template void quantize_packed(const BlockScaling<E, S>&, std::span<const float>, std::size_t,                  \
+                                std::span<std::uint8_t>, std::span<S>, float*, unsigned);                        \
+  template void dequantize_packed(const BlockScaling<E, S>&, std::span<const std::uint8_t>, std::span<const S>,  \
+                                  std::span<float>, float);                                                      \
+  template void dequantize_packed(const BlockScaling<E, S>&, std::span<const std::uint8_t>, std::size_t,         \
                                   std::span<const S>, std::span<float>, float);
 #define LPLAB_SCALING_ELEMENT(E)                                                                          \
   template float tensor_scale_for(const TensorScaling<E>&, float) noexcept;                               \

@@ -153,7 +153,9 @@ def unpack(data: np.ndarray, format: str, n: int) -> Array:
 
 
 def block_schemes() -> dict:
-    """The named block schemes: name -> (element, scale, block_size, rule, tensor_scale)."""
+    """The named block schemes: name -> (element, scale, block_size, rule,
+    tensor_scale, block_rows); block_rows > 1 (nvfp4_2d, nvfp4_te_2d) quantizes
+    matrices in blocks of block_rows x block_size."""
     return _lplab.block_schemes()
 
 
@@ -162,12 +164,14 @@ class Quantized:
     the tensor scale, with the scheme that made them."""
 
     __slots__ = ("elems", "scales", "tensor_scale", "elem", "scale", "block_size", "rule", "uses_tensor_scale",
-                 "packed", "shape")
+                 "packed", "shape", "block_rows", "rows")
 
-    def __init__(self, elems, scales, tensor_scale, elem, scale, block_size, rule, uses_tensor_scale, packed, shape):
+    def __init__(self, elems, scales, tensor_scale, elem, scale, block_size, rule, uses_tensor_scale, packed, shape,
+                 block_rows=1, rows=False):
         self.elems, self.scales, self.tensor_scale = elems, scales, tensor_scale
         self.elem, self.scale, self.block_size, self.rule = elem, scale, block_size, rule
         self.uses_tensor_scale, self.packed, self.shape = uses_tensor_scale, packed, tuple(shape)
+        self.block_rows, self.rows = block_rows, rows
 
     @property
     def nbytes(self) -> int:
@@ -181,26 +185,29 @@ class Quantized:
         return dequantize(self)
 
     def __repr__(self) -> str:
-        return (f"lplab.Quantized({self.elem} x {self.scale}, block_size={self.block_size}, rule={self.rule}, "
+        return (f"lplab.Quantized({self.elem} x {self.scale}, block={self.block_rows}x{self.block_size}, rule={self.rule}, "
                 f"shape={self.shape}, tensor_scale={self.tensor_scale!r}, packed={self.packed})")
 
 
 @_documented
 def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = None, scale: str | None = None,
              block_size: int | None = None, rule: str | None = None, tensor_scale: bool | None = None,
-             packed: bool = False, threads: int = 1) -> Quantized:
+             packed: bool = False, threads: int = 1, block_rows: int | None = None, rows: bool = False) -> Quantized:
     """Block-scaled quantization of float32 values: a named scheme
     ({scheme})
     with any field replaced, or a scheme of your own (elem, scale, block_size,
     rule: one of {rule}). Blocks are runs of
-    block_size consecutive elements in row-major order."""
+    block_size consecutive elements in row-major order; with block_rows > 1
+    (nvfp4_2d: 16 x 16) or rows=True, x is a matrix whose last dimension is a
+    row, and a block is block_rows x block_size of it, restarting on each row,
+    with one scale per block, row-major over blocks (docs/recipes.md)."""
     if scheme is not None:
         schemes = _lplab.block_schemes()
         if scheme not in schemes:
             raise ValueError(f"unknown block scheme '{scheme}' ({', '.join(schemes)})")
-        e0, s0, b0, r0, t0 = schemes[scheme]
+        e0, s0, b0, r0, t0, h0 = schemes[scheme]
     else:
-        e0, s0, b0, r0, t0 = elem, scale, 32, "floor", False
+        e0, s0, b0, r0, t0, h0 = elem, scale, 32, "floor", False, 1
         if elem is None or scale is None:
             raise ValueError("quantize: name a scheme, or give elem and scale")
     e = _lplab.format_name(elem or e0)
@@ -208,17 +215,20 @@ def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = No
     b = b0 if block_size is None else block_size
     r = r0 if rule is None else rule
     t = t0 if tensor_scale is None else tensor_scale
+    h = h0 if block_rows is None else block_rows
     arr, fmt = _operand(x)
-    elems, scales, ts = _lplab.quantize_blocks(arr, e, s, b, r, t, packed, threads)
+    elems, scales, ts = _lplab.quantize_blocks(arr, e, s, b, r, t, packed, threads, h, rows)
     shape = np.shape(arr)
-    return Quantized(elems if packed else Array(elems, e), Array(scales, s), ts, e, s, b, r, t, packed, shape)
+    return Quantized(elems if packed else Array(elems, e), Array(scales, s), ts, e, s, b, r, t, packed, shape, h,
+                     rows)
 
 
 def dequantize(q: Quantized) -> np.ndarray:
     """The float32 values of a :class:`Quantized` tensor, in its shape."""
     elems = q.elems if q.packed else q.elems.codes
     return _lplab.dequantize_blocks(elems, q.scales.codes, q.elem, q.scale, q.block_size, q.rule,
-                                    q.uses_tensor_scale, q.tensor_scale, q.packed, list(q.shape))
+                                    q.uses_tensor_scale, q.tensor_scale, q.packed, list(q.shape), q.block_rows,
+                                    q.rows)
 
 
 def swizzle_scales(scales: Any, *, pad: int = 0) -> np.ndarray:

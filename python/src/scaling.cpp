@@ -97,9 +97,23 @@ nb::object visit_element(const std::string& elem, F&& f) {
 }
 
 template <class E, class S>
-kernels::BlockScaling<E, S> scheme(int block_size, const std::string& rule, bool tensor_scale) {
+kernels::BlockScaling<E, S> scheme(int block_size, const std::string& rule, bool tensor_scale, int block_rows = 1) {
   if (block_size < 1) value_error(fmt::format("block_size {}: must be at least 1", block_size));
-  return {.block_size = block_size, .rule = runtime::parse<kernels::ScaleRule>(rule), .tensor_scale = tensor_scale};
+  if (block_rows < 1) value_error(fmt::format("block_rows {}: must be at least 1", block_rows));
+  return {.block_size = block_size,
+          .block_rows = block_rows,
+          .rule = runtime::parse<kernels::ScaleRule>(rule),
+          .tensor_scale = tensor_scale};
+}
+
+// The row length of a matrix call (0: the flat form): the last dimension of
+// the shape where blocks span rows or where asked for.
+std::size_t matrix_cols(const std::vector<std::size_t>& shape, int block_rows, bool rows) {
+  if (block_rows == 1 && !rows) return 0;
+  if (shape.size() < 2)
+    value_error(fmt::format("blocks of {} rows need a matrix (2 or more dimensions; the last is a row), not {}",
+                            block_rows, shape.size()));
+  return shape.back();
 }
 
 }  // namespace
@@ -149,24 +163,28 @@ void bind_block_scaling(nb::module_& m) {
   {                                                                                                            \
     using S = std::remove_cvref_t<decltype(kernels::name)>;                                                    \
     d[#name] = nb::make_tuple(name_of<typename S::element_type>(), name_of<typename S::scale_type>(),          \
-                              kernels::name.block_size, enum_name(kernels::name.rule), kernels::name.tensor_scale); \
+                              kernels::name.block_size, enum_name(kernels::name.rule), kernels::name.tensor_scale, \
+                              kernels::name.block_rows);                                                       \
   }
           LPLAB_BLOCK_SCHEMES(LPLAB_PY_SCHEME)
+          LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_PY_SCHEME)
 #undef LPLAB_PY_SCHEME
           return d;
         },
-        "The named block schemes: name -> (element, scale, block_size, rule, tensor_scale).");
+        "The named block schemes: name -> (element, scale, block_size, rule, tensor_scale, block_rows).");
 
   m.def("quantize_blocks",
         [](const InArray& x, const std::string& elem, const std::string& scale, int block_size,
-           const std::string& rule, bool tensor_scale, bool packed, unsigned threads) {
+           const std::string& rule, bool tensor_scale, bool packed, unsigned threads, int block_rows, bool rows) {
           const FloatInput in = float_input(x, "x");
           return visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
-            const auto s = scheme<E, S>(block_size, rule, tensor_scale);
+            const auto s = scheme<E, S>(block_size, rule, tensor_scale, block_rows);
+            const std::size_t cols = matrix_cols(in.op.shape, block_rows, rows);
             const std::span<const float> v = in.values();
             const FormatEntry& ef = format_named(elem);
-            OutArray scales = new_codes(format_named(scale), {kernels::scales_needed(s, v.size())});
-            const std::span<S> sc(static_cast<S*>(scales.data()), kernels::scales_needed(s, v.size()));
+            const std::size_t count = cols == 0 ? kernels::scales_needed(s, v.size()) : kernels::scales_needed(s, v.size(), cols);
+            OutArray scales = new_codes(format_named(scale), {count});
+            const std::span<S> sc(static_cast<S*>(scales.data()), count);
             float ts = 1.0f;
             OutArray elems;
             if (packed) {
@@ -175,7 +193,10 @@ void bind_block_scaling(nb::module_& m) {
                 const std::span<std::uint8_t> b(static_cast<std::uint8_t*>(elems.data()),
                                                 kernels::packed_bytes<E>(v.size()));
                 nb::gil_scoped_release release;
-                kernels::quantize_packed(s, v, b, sc, &ts, threads);
+                if (cols == 0)
+                  kernels::quantize_packed(s, v, b, sc, &ts, threads);
+                else
+                  kernels::quantize_packed(s, v, cols, b, sc, &ts, threads);
               } else {
                 value_error(fmt::format("packed=True: {} is not a packed format (FP4, FP6)", ef.name));
               }
@@ -183,25 +204,31 @@ void bind_block_scaling(nb::module_& m) {
               elems = new_codes(ef, in.op.shape);
               const std::span<E> q(static_cast<E*>(elems.data()), v.size());
               nb::gil_scoped_release release;
-              kernels::quantize(s, v, q, sc, &ts, threads);
+              if (cols == 0)
+                kernels::quantize(s, v, q, sc, &ts, threads);
+              else
+                kernels::quantize(s, v, cols, q, sc, &ts, threads);
             }
             return nb::object(nb::make_tuple(elems, scales, ts));
           });
         },
         nb::arg("x"), nb::arg("elem"), nb::arg("scale"), nb::arg("block_size"), nb::arg("rule"),
-        nb::arg("tensor_scale"), nb::arg("packed"), nb::arg("threads"),
+        nb::arg("tensor_scale"), nb::arg("packed"), nb::arg("threads"), nb::arg("block_rows") = 1,
+        nb::arg("rows") = false,
         "Block-scaled quantization: (element codes or packed bytes, scale codes, tensor scale).");
 
   m.def("dequantize_blocks",
         [](const InArray& elems, const InArray& scales, const std::string& elem, const std::string& scale,
            int block_size, const std::string& rule, bool tensor_scale, float tensor_scale_value, bool packed,
-           std::vector<std::size_t> shape) {
+           std::vector<std::size_t> shape, int block_rows, bool rows) {
           std::size_t n = 1;
           for (std::size_t d : shape)
             if (__builtin_mul_overflow(n, d, &n)) value_error("shape: the element count overflows");
           return visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
-            const auto s = scheme<E, S>(block_size, rule, tensor_scale);
-            const std::span<const S> sc = codes_input<S>(scales, "scales", kernels::scales_needed(s, n));
+            const auto s = scheme<E, S>(block_size, rule, tensor_scale, block_rows);
+            const std::size_t cols = matrix_cols(shape, block_rows, rows);
+            const std::span<const S> sc = codes_input<S>(
+                scales, "scales", cols == 0 ? kernels::scales_needed(s, n) : kernels::scales_needed(s, n, cols));
             OutArray y = new_array(nb::dtype<float>(), shape);
             const std::span<float> out(static_cast<float*>(y.data()), n);
             if (packed) {
@@ -213,21 +240,28 @@ void bind_block_scaling(nb::module_& m) {
                                           name_of<E>(), bytes));
                 const std::span<const std::uint8_t> packed_bytes(static_cast<const std::uint8_t*>(elems.data()), bytes);
                 nb::gil_scoped_release release;
-                kernels::dequantize_packed(s, packed_bytes, sc, out, tensor_scale_value);
+                if (cols == 0)
+                  kernels::dequantize_packed(s, packed_bytes, sc, out, tensor_scale_value);
+                else
+                  kernels::dequantize_packed(s, packed_bytes, cols, sc, out, tensor_scale_value);
               } else {
                 value_error(fmt::format("packed=True: {} is not a packed format (FP4, FP6)", name_of<E>()));
               }
             } else {
               const std::span<const E> q = codes_input<E>(elems, "elems", n);
               nb::gil_scoped_release release;
-              kernels::dequantize(s, q, sc, out, tensor_scale_value);
+              if (cols == 0)
+                kernels::dequantize(s, q, sc, out, tensor_scale_value);
+              else
+                kernels::dequantize(s, q, cols, sc, out, tensor_scale_value);
             }
             return nb::cast(y);
           });
         },
         nb::arg("elems"), nb::arg("scales"), nb::arg("elem"), nb::arg("scale"), nb::arg("block_size"),
         nb::arg("rule"), nb::arg("tensor_scale"), nb::arg("tensor_scale_value"), nb::arg("packed"),
-        nb::arg("shape"), "The float32 values of block-scaled data.");
+        nb::arg("shape"), nb::arg("block_rows") = 1, nb::arg("rows") = false,
+        "The float32 values of block-scaled data.");
 }
 
 void bind_tensor_scaling(nb::module_& m) {

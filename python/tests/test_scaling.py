@@ -251,3 +251,38 @@ def test_recipes_as_data():
     assert (q.scale, q.block_size, q.rule) == ("float8_e8m0fnu", 32, "rceil")
     with pytest.raises(ValueError, match=r"unknown recipe 'mxfp9' \(did you mean 'mxfp8'\?\)"):
         lplab.recipe("mxfp9")
+
+
+@needs_ml_dtypes
+def test_nvfp4_16x16_weights_against_numpy():
+    """NVFP4 training's 2D weights (arXiv 2509.25149 section 4): one E4M3 scale
+    per 16 x 16 block from the block's amax, NVFP4's float32 formula written
+    here with numpy and ml_dtypes."""
+    import ml_dtypes
+    rng = np.random.default_rng(7)
+    w = (rng.standard_normal((48, 80)) * np.exp(rng.uniform(-4, 4, (48, 1)))).astype(np.float32)
+    q = lplab.quantize(w, "nvfp4_2d")
+    assert q.scales.shape == (3 * 5,) and q.elems.shape == (48, 80)
+    f32 = np.float32
+    s_enc = f32(6 * 448) / f32(np.abs(w).max())
+    assert q.tensor_scale == s_enc
+    tiles = np.abs(w).reshape(3, 16, 5, 16).max(axis=(1, 3)).astype(f32)
+    v = (tiles / f32(6)) * s_enc
+    scales = np.clip(v, 0, 448).astype(ml_dtypes.float8_e4m3fn)
+    assert (q.scales.codes == scales.reshape(-1).view(np.uint8)).all()
+    k = s_enc / scales.astype(f32)
+    kk = np.repeat(np.repeat(k, 16, axis=0), 16, axis=1)
+    elems = np.clip(w * kk, -6, 6).astype(ml_dtypes.float4_e2m1fn)
+    assert (q.elems.codes == elems.view(np.uint8)).all()
+    # 1 x 16 blocks give different codes on the same matrix, and the 2D scales
+    # are fewer: 4 + 8/256 bits an element.
+    assert (lplab.quantize(w, "nvfp4").elems.codes != q.elems.codes).any()
+    assert q.nbytes == 48 * 80 // 2 + 15 + 4
+    back = lplab.dequantize(q)
+    assert back.shape == (48, 80)
+    assert (back == (elems.astype(f32) * np.repeat(np.repeat(scales.astype(f32), 16, 0), 16, 1)) / s_enc).all()
+    with pytest.raises(ValueError, match="blocks of 16 rows need a matrix"):
+        lplab.quantize(w.reshape(-1), "nvfp4_2d")
+    # Transposed weights, transposed blocks: the same codes.
+    qt = lplab.quantize(np.ascontiguousarray(w.T), "nvfp4_2d")
+    assert (qt.elems.codes == q.elems.codes.T).all()

@@ -675,6 +675,61 @@ void check_block_scaled(const lplab::kernels::BlockScaling<lplab::float4_e2m1fn,
     }
 }
 
+// NVFP4 training's weights in 16 x 16 blocks (B, n = 40 rows: two whole
+// block rows and a partial one) against 1 x 16 activations (A): each 1 x 16
+// slice of B row j takes block (j / 16, q)'s scale, as Transformer Engine
+// repeats it on each row. The expected output is the instruction's chain on
+// the scales read from the block grid here, apart from row_scales.
+TEST(MmaMatmul, block_scaled_instructions_take_16x16_weights) {
+  const char* name = "blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3";
+  const std::size_t m = 3, n = 40, k = 64, bs = 16;
+  std::vector<float> x(m * k), y(n * k);
+  std::uint64_t s = 11;
+  const auto next = [&] {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(static_cast<std::int64_t>(s >> 40) - (1 << 23)) / static_cast<float>(1 << 20);
+  };
+  for (auto& v : x) v = next();
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t t = 0; t < k; ++t) y[j * k + t] = next() * (j % 7 == 0 ? 8.0f : 0.01f);
+  std::vector<lplab::float4_e2m1fn> ea(m * k), eb(n * k);
+  std::vector<lplab::float8_e4m3fn> sa(m * k / bs), sb(scales_needed(nvfp4_2d, n * k, k));
+  ASSERT_EQ(sb.size(), 3 * k / bs);
+  float ta = 1.0f, tb = 1.0f;
+  quantize(nvfp4, std::span<const float>(x), std::span(ea), std::span(sa), &ta);
+  quantize(nvfp4_2d, std::span<const float>(y), k, std::span(eb), std::span(sb), &tb);
+  MatmulOptions o;
+  o.accumulator = instruction_accumulator(name);
+  std::vector<float> c(m * n), c_exact(m * n);
+  using Op = BlockScaledOperand<lplab::float4_e2m1fn, lplab::float8_e4m3fn>;
+  matmul(m, n, k, Op{nvfp4, ea.data(), sa.data(), ta}, Op{nvfp4_2d, eb.data(), sb.data(), tb}, c.data(), o);
+  MatmulOptions exact;
+  exact.accumulator.kind = Accumulator::fp64;
+  matmul(m, n, k, Op{nvfp4, ea.data(), sa.data(), ta}, Op{nvfp4_2d, eb.data(), sb.data(), tb}, c_exact.data(),
+         exact);
+  const MmaInstruction& instr = *find_mma_instruction(name);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      std::vector<double> a(k), b(k), qa(k / bs), qb(k / bs);
+      for (std::size_t t = 0; t < k; ++t) a[t] = static_cast<double>(ea[i * k + t]), b[t] = static_cast<double>(eb[j * k + t]);
+      for (std::size_t q = 0; q < k / bs; ++q)
+        qa[q] = static_cast<double>(sa[i * k / bs + q]), qb[q] = static_cast<double>(sb[(j / 16) * (k / bs) + q]);
+      const double d = mma_chain(instr, a, b, 0.0, qa, qb);
+      EXPECT_EQ(c[i * n + j], static_cast<float>(d / (static_cast<double>(ta) * static_cast<double>(tb))))
+          << "D[" << i << "][" << j << "]";
+      double sum = 0, magnitude = 0;
+      for (std::size_t t = 0; t < k; ++t) {
+        sum += a[t] * qa[t / bs] * b[t] * qb[t / bs];
+        magnitude += std::abs(a[t] * qa[t / bs] * b[t] * qb[t / bs]);
+      }
+      const double ts = static_cast<double>(ta) * static_cast<double>(tb);
+      // The fp64 path sums dequantize()'s float values (element x scale / s_enc,
+      // each rounded once: a product's relative error at most 2^-23).
+      EXPECT_NEAR(c_exact[i * n + j], sum / ts, 0x1p-22 * magnitude / ts + 0x1p-24 * std::abs(sum / ts))
+          << "exact D[" << i << "][" << j << "]";
+    }
+}
+
 TEST(MmaMatmul, block_scaled_instructions_take_mx_and_nvfp4_operands) {
   check_block_scaled(mxfp4, "blackwell.tcgen05.mxf4.block32.f32.e2m1.e2m1.ue8m0");
   check_block_scaled(mxfp4, "rtx_blackwell.mma.m16n8k64.mxf4nvf4.block32.f32.e2m1.e2m1.f32.ue8m0");

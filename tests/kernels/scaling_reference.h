@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -95,13 +96,17 @@ float ref_encode_scale(const RefAmax& t) {
   return std::isinf(s) ? std::numeric_limits<float>::max() : s;
 }
 
+// Runs of block_size elements (the flat form). tensor_amax_of: the tensor
+// whose amax gives the tensor scale, x itself where it is not given (a
+// matrix's block gathered into x takes its matrix's).
 template <class Elem, class Scale>
 RefBlockResult<Elem, Scale> ref_quantize(const kernels::BlockScaling<Elem, Scale>& s,
-                                         std::span<const float> x) {
+                                         std::span<const float> x,
+                                         std::optional<std::span<const float>> tensor_amax_of = std::nullopt) {
   RefBlockResult<Elem, Scale> r;
   const std::size_t n = x.size();
   const auto bs = static_cast<std::size_t>(s.block_size);
-  if (s.tensor_scale) r.tensor_scale = ref_encode_scale<Elem, Scale>(ref_amax(x));
+  if (s.tensor_scale) r.tensor_scale = ref_encode_scale<Elem, Scale>(ref_amax(tensor_amax_of.value_or(x)));
   const float s_enc = r.tensor_scale;
   r.elems.resize(n);
   for (std::size_t begin = 0; begin < n; begin += bs) {

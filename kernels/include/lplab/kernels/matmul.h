@@ -204,18 +204,32 @@ void matmul_sums(const MatmulProblem& p, double* sums, const MatmulOptions& opti
 // ---------------------------------------------------------------------------
 // Block-scaled operands (MXFP8/6/4, NVFP4: scaling.h), as block-scaled GEMMs
 // take them: both operands K-major — A as m rows of k, B transposed as n rows
-// of k — with one scale per block_size consecutive elements of a row, so k
-// must be a multiple of the block size (as the hardware requires).
+// of k — with one scale per block of block_rows x block_size elements (1 x B,
+// or NVFP4 training's 16 x 16 weights), so k must be a multiple of the block
+// size (as the hardware requires); the last block row may be shorter.
 template <BlockElement Elem, BlockScale Scale>
 struct BlockScaledOperand {
   BlockScaling<Elem, Scale> scheme;
-  const Elem* elems = nullptr;    // rows x k, row-major (quantize() of each row, or of the whole)
-  const Scale* scales = nullptr;  // rows x (k / block_size)
+  const Elem* elems = nullptr;    // rows x k, row-major (quantize(scheme, x, k, ...))
+  const Scale* scales = nullptr;  // ceil(rows / block_rows) x (k / block_size), row-major
   float tensor_scale = 1.0f;      // what quantize wrote: s_enc, or the amax of ScaleRule::amax_ratio_te
 };
 
 void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const void* elems,
-                        const void* scales, float tensor_scale, const char* name, bool tensor_amax);
+                        const void* scales, float tensor_scale, const char* name, bool tensor_amax,
+                        int block_rows = 1);
+
+// The operand's scales as the instruction reads them, one per 1 x block_size
+// slice of each row (row_scales, scaling.h): rows x (k / block_size).
+template <class Elem, class Scale>
+std::vector<Scale> slice_scales(const BlockScaledOperand<Elem, Scale>& x, std::size_t rows, std::size_t k) {
+  const auto bs = static_cast<std::size_t>(x.scheme.block_size), br = static_cast<std::size_t>(x.scheme.block_rows);
+  std::vector<Scale> out(rows * (k / bs));
+  if (rows * k == 0) return out;
+  const std::span<const Scale> given(x.scales, ((rows + br - 1) / br) * (k / bs));
+  row_scales(x.scheme, rows * k, k, given, std::span<Scale>(out));
+  return out;
+}
 
 // What an instruction's product of block-scaled operands is multiplied by
 // for their tensor scales: 1 / (s_enc_a s_enc_b); for two operands in
@@ -243,9 +257,9 @@ template <class Elem, class Scale>
 std::vector<float> dequantize_operand(const BlockScaledOperand<Elem, Scale>& x, std::size_t rows,
                                       std::size_t k) {
   std::vector<float> out(rows * k);
-  const std::size_t blocks = rows * k / static_cast<std::size_t>(x.scheme.block_size);
-  dequantize(x.scheme, std::span<const Elem>(x.elems, rows * k), std::span<const Scale>(x.scales, blocks),
-             std::span<float>(out), x.tensor_scale);
+  if (rows * k == 0) return out;
+  const std::span<const Scale> scales(x.scales, scales_needed(x.scheme, rows * k, k));
+  dequantize(x.scheme, std::span<const Elem>(x.elems, rows * k), k, scales, std::span<float>(out), x.tensor_scale);
   return out;
 }
 
@@ -269,9 +283,10 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
   static_assert(std::is_same_v<TC, float> || !std::is_arithmetic_v<TC>,
                 "matmul: C is float or an lplab format (the sums are kept to 53 bits)");
   check_block_scaled(m, k, a.scheme.block_size, a.elems, a.scales, a.tensor_scale, "A",
-                             a.scheme.rule == ScaleRule::amax_ratio_te);
+                     a.scheme.rule == ScaleRule::amax_ratio_te, a.scheme.block_rows);
   check_block_scaled(n, k, b_transposed.scheme.block_size, b_transposed.elems, b_transposed.scales,
-                             b_transposed.tensor_scale, "B", b_transposed.scheme.rule == ScaleRule::amax_ratio_te);
+                     b_transposed.tensor_scale, "B", b_transposed.scheme.rule == ScaleRule::amax_ratio_te,
+                     b_transposed.scheme.block_rows);
   const float dummy = 0;
   check_matmul(m, n, k, &dummy, &dummy, c, options, scaled_range<EA>(),
                        scaled_range<EB>(), output_precision<TC>());
@@ -282,9 +297,11 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const BlockScaledOperan
     // (tensor_scale_factor).
     const std::vector<float> ea = decode_operand(a.elems, m * k);
     const std::vector<float> ebt = decode_operand(b_transposed.elems, n * k);
-    const std::vector<float> sa = decode_operand(a.scales, m * k / static_cast<std::size_t>(a.scheme.block_size));
-    const std::vector<float> sbt =
-        decode_operand(b_transposed.scales, n * k / static_cast<std::size_t>(b_transposed.scheme.block_size));
+    // A 2D-scaled operand gives each 1 x block_size slice its block's scale.
+    const std::vector<SA> slices_a = slice_scales(a, m, k);
+    const std::vector<SB> slices_b = slice_scales(b_transposed, n, k);
+    const std::vector<float> sa = decode_operand(slices_a.data(), slices_a.size());
+    const std::vector<float> sbt = decode_operand(slices_b.data(), slices_b.size());
     std::vector<float> eb(k * n);
     for (std::size_t j = 0; j < n; ++j)
       for (std::size_t t = 0; t < k; ++t) eb[t * n + j] = ebt[j * k + t];

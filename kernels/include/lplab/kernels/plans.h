@@ -34,8 +34,15 @@ inline void plan_convert(std::size_t in, std::size_t out) { detail::check_sizes(
 
 struct BlockPlan {
   std::size_t n = 0;           // elements
-  std::size_t block_size = 0;  // at least 1
-  std::size_t blocks = 0;      // scales: ceil(n / block_size)
+  std::size_t block_size = 0;  // at least 1: elements of a block along a row
+  std::size_t block_rows = 1;  // at least 1: rows of a block
+  std::size_t cols = 0;        // the row length; 0 for the flat form (one run of n)
+  std::size_t rows = 0;        // ceil(n / cols) with cols, else 1 (0 for n = 0)
+  std::size_t blocks = 0;      // scales: ceil(n / block_size), or ceil(rows / block_rows) * ceil(cols / block_size)
+  // Blocks across a row: ceil(cols / block_size), or all of them in the flat form.
+  constexpr std::size_t across() const noexcept { return cols == 0 ? blocks : (cols + block_size - 1) / block_size; }
+  // Whether the blocks are the flat form's runs (one-row blocks that tile each row exactly).
+  constexpr bool flat() const noexcept { return block_rows == 1 && (cols == 0 || cols % block_size == 0); }
   ScaleRule rule = ScaleRule::floor;
   bool tensor_scale = false;   // a second-level tensor scale, from the tensor's amax
   // Transformer Engine's order (amax_ratio_te), which keeps the tensor's amax.
@@ -69,43 +76,56 @@ struct Extent {
   std::size_t expected, given;
 };
 void check_extent(const char* fn, const Extent& e);
+// The scheme's parts a plan checks.
+struct BlockShapeRule {
+  int block_size, block_rows;
+  ScaleRule rule;
+  bool tensor_scale;
+};
+template <class Elem, class Scale>
+constexpr BlockShapeRule shape_rule(const BlockScaling<Elem, Scale>& s) noexcept {
+  return {s.block_size, s.block_rows, s.rule, s.tensor_scale};
+}
 // The checks of a block-scaling call, in this order: the scheme (block_size
-// at least 1; a tensor scale with amax_ratio or amax_ratio_te, which needs
-// one), the data operand, the scales, and for quantize an output for the
-// tensor scale where the scheme has one.
-BlockPlan make_block_plan(const char* fn, int block_size, ScaleRule rule, bool tensor_scale, std::size_t n,
-                          Extent data, std::size_t scales, bool quantizing, bool tensor_scale_output);
+// and block_rows at least 1; blocks of more than one row only with the row
+// length, cols > 0; a tensor scale with amax_ratio or amax_ratio_te, which
+// needs one), the row length where given (at least 1 for n > 0), the data
+// operand, the scales, and for quantize an output for the tensor scale where
+// the scheme has one. cols = 0 is the flat form.
+BlockPlan make_block_plan(const char* fn, const BlockShapeRule& s, std::size_t n, std::size_t cols, Extent data,
+                          std::size_t scales, bool quantizing, bool tensor_scale_output);
 }  // namespace detail
 
-// quantize(s, x, elems, scales, tensor_scale) for x of n elements.
+// quantize(s, x, elems, scales, tensor_scale) for x of n elements (cols: the
+// row length of the overloads that take it; 0 for the flat form).
 template <BlockElement Elem, BlockScale Scale>
 BlockPlan plan_block_quantize(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t elems,
-                              std::size_t scales, const float* tensor_scale) {
-  return detail::make_block_plan("quantize", s.block_size, s.rule, s.tensor_scale, n, {"elems", n, elems}, scales,
-                                 true, tensor_scale != nullptr);
+                              std::size_t scales, const float* tensor_scale, std::size_t cols = 0) {
+  return detail::make_block_plan("quantize", detail::shape_rule(s), n, cols, {"elems", n, elems}, scales, true,
+                                 tensor_scale != nullptr);
 }
 // dequantize(s, elems, scales, y) for n elements.
 template <BlockElement Elem, BlockScale Scale>
 BlockPlan plan_block_dequantize(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t scales,
-                                std::size_t y) {
-  return detail::make_block_plan("dequantize", s.block_size, s.rule, s.tensor_scale, n, {"y", n, y}, scales,
-                                 false, false);
+                                std::size_t y, std::size_t cols = 0) {
+  return detail::make_block_plan("dequantize", detail::shape_rule(s), n, cols, {"y", n, y}, scales, false, false);
 }
 // quantize_packed and dequantize_packed for n elements (`bytes` of packed
 // codes: dequantize_packed's unpacking checks its own).
 template <BlockElement Elem, BlockScale Scale>
   requires PackedFormat<Elem>
 BlockPlan plan_block_quantize_packed(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t bytes,
-                                     std::size_t scales, const float* tensor_scale) {
-  return detail::make_block_plan("quantize_packed", s.block_size, s.rule, s.tensor_scale, n,
+                                     std::size_t scales, const float* tensor_scale, std::size_t cols = 0) {
+  return detail::make_block_plan("quantize_packed", detail::shape_rule(s), n, cols,
                                  {"the byte span", packed_bytes<Elem>(n), bytes}, scales, true,
                                  tensor_scale != nullptr);
 }
 template <BlockElement Elem, BlockScale Scale>
   requires PackedFormat<Elem>
-BlockPlan plan_block_dequantize_packed(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t scales) {
-  return detail::make_block_plan("dequantize_packed", s.block_size, s.rule, s.tensor_scale, n, {nullptr, 0, 0},
-                                 scales, false, false);
+BlockPlan plan_block_dequantize_packed(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t scales,
+                                       std::size_t cols = 0) {
+  return detail::make_block_plan("dequantize_packed", detail::shape_rule(s), n, cols, {nullptr, 0, 0}, scales,
+                                 false, false);
 }
 
 // ---------------------------------------------------------------------------

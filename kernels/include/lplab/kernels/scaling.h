@@ -14,6 +14,29 @@
 // runs of block_size consecutive elements; the last one is shorter when n is
 // not a multiple of block_size, and nothing past the end of a span is touched.
 //
+// Block shapes. A block is block_rows x block_size elements of a row-major
+// matrix: block_size along a row (the K dimension of a GEMM operand stored
+// K-major), block_rows across rows. 1 x 32 (MX), 1 x 16 (NVFP4) and 16 x 16
+// (NVFP4 training's weights, arXiv 2509.25149 section 4; Transformer Engine's
+// NVFP4QuantizerRef with quant_tile_shape (16, 16)) are values of it. The
+// overloads taking `cols` read x as rows of cols elements (the last row may
+// be shorter); block (R, C) holds the elements of rows [R block_rows,
+// (R + 1) block_rows) and columns [C block_size, (C + 1) block_size) that
+// exist, and its scale is scales[R * ceil(cols / block_size) + C] -- one
+// scale per block, row-major over blocks, ceil(rows / block_rows) *
+// ceil(cols / block_size) of them (scales_needed(s, n, cols)); a block past
+// the end of a shorter last row holds no element and gets an all-zero
+// block's scale. A block
+// never spans two rows' ends: with cols given, a 1 x B scheme's blocks restart
+// at each row, and with cols a multiple of B that is the flat form's layout.
+// Every rule below reads the block's amax over all its elements, so a block's
+// scale is the scale of its elements taken as one run, and transposing the
+// matrix transposes the blocks: quantizing W^T with B x R blocks gives W's
+// codes transposed (what makes 2D weights usable in both the forward and the
+// backward GEMM). A GEMM's block-scaled instruction reads K-major 1 x B
+// blocks; a 2D-scaled operand gives each 1 x B slice its block's scale
+// (row_scales below; TE's reference stores them so, repeated per row).
+//
 // ---------------------------------------------------------------------------
 // Block scale rules (ScaleRule), per block with amax = max |x_i| over the block:
 //
@@ -136,7 +159,8 @@
 //
 // amax everywhere is the largest magnitude, NaN if any element is NaN.
 //
-// Errors: spans of the wrong size, block_size < 1, a tensor scale with a
+// Errors: spans of the wrong size, block_size or block_rows < 1, a scheme of
+// multi-row blocks called without the row length, a tensor scale with a
 // power-of-two rule, a missing tensor_scale output or an empty history throw
 // std::invalid_argument before anything is written. Overflow and NaN are
 // values, never exceptions.
@@ -173,7 +197,8 @@ struct BlockScaling {
   using element_type = Elem;
   using scale_type = Scale;
 
-  int block_size = 32;
+  int block_size = 32;  // elements along a row (K)
+  int block_rows = 1;   // rows per block: 1 for 1 x block_size, 16 for NVFP4's 16 x 16 weights
   ScaleRule rule = ScaleRule::floor;
   // A second-level fp32 scale for the whole tensor (requires amax_ratio or
   // amax_ratio_te; amax_ratio_te requires it).
@@ -203,29 +228,70 @@ struct BlockScaling {
 #define LPLAB_KERNELS_BLOCK_SCHEME(name, Elem, Scale, ...) \
   inline constexpr BlockScaling<Elem, Scale> name{__VA_ARGS__};
 LPLAB_BLOCK_SCHEMES(LPLAB_KERNELS_BLOCK_SCHEME)
+
+// The schemes of matrices (blocks of more than one row), which take the
+// matrix's row length (the overloads with `cols`), as LPLAB_BLOCK_SCHEMES:
+// - nvfp4_2d, nvfp4_te_2d: NVFP4 with 16 x 16 blocks, NVFP4 training's
+//   weights (arXiv 2509.25149 section 4, "2D block scaling"; Transformer
+//   Engine's NVFP4BlockScaling recipe, fp4_2d_quantization for weights),
+//   in lplab's and in TE's order.
+#define LPLAB_MATRIX_BLOCK_SCHEMES(X)                                                                             \
+  X(nvfp4_2d, float4_e2m1fn, float8_e4m3fn, .block_size = 16, .block_rows = 16, .rule = ScaleRule::amax_ratio, \
+    .tensor_scale = true)                                                                                       \
+  X(nvfp4_te_2d, float4_e2m1fn, float8_e4m3fn, .block_size = 16, .block_rows = 16,                             \
+    .rule = ScaleRule::amax_ratio_te, .tensor_scale = true)
+LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_KERNELS_BLOCK_SCHEME)
 #undef LPLAB_KERNELS_BLOCK_SCHEME
 
-// Scales for n elements: ceil(n / block_size).
+// Scales for n elements in the flat form: ceil(n / block_size) (a scheme of
+// one-row blocks; one of more rows needs the shape, below).
 template <class Elem, class Scale>
 constexpr std::size_t scales_needed(const BlockScaling<Elem, Scale>& s, std::size_t n) noexcept {
   const auto b = static_cast<std::size_t>(s.block_size);
   return n / b + (n % b != 0 ? 1 : 0);
 }
 
-// Storage per element, block scale included, tensor scale excluded (it is
-// amortised over the tensor): MXFP8 8 + 8/32 = 8.25, MXFP6 6.25, MXFP4 4.25,
-// NVFP4 4 + 8/16 = 4.5.
+// Scales for n elements in rows of cols (the last row may be shorter):
+// ceil(rows / block_rows) * ceil(cols / block_size), 0 for n = 0 or cols = 0.
 template <class Elem, class Scale>
-constexpr double bits_per_element(const BlockScaling<Elem, Scale>& s) noexcept {
-  return finfo<Elem>::bits + static_cast<double>(finfo<Scale>::bits) / s.block_size;
+constexpr std::size_t scales_needed(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t cols) noexcept {
+  if (n == 0 || cols == 0) return 0;
+  const std::size_t rows = n / cols + (n % cols != 0 ? 1 : 0);
+  const auto br = static_cast<std::size_t>(s.block_rows), bc = static_cast<std::size_t>(s.block_size);
+  return (rows / br + (rows % br != 0 ? 1 : 0)) * (cols / bc + (cols % bc != 0 ? 1 : 0));
 }
 
-// Bits for n elements (packed), their scales and the fp32 tensor scale.
+// Storage per element, block scale included, tensor scale excluded (it is
+// amortised over the tensor): MXFP8 8 + 8/32 = 8.25, MXFP6 6.25, MXFP4 4.25,
+// NVFP4 4 + 8/16 = 4.5, NVFP4 with 16 x 16 blocks 4 + 8/256 = 4.03125.
+template <class Elem, class Scale>
+constexpr double bits_per_element(const BlockScaling<Elem, Scale>& s) noexcept {
+  return finfo<Elem>::bits + static_cast<double>(finfo<Scale>::bits) / (s.block_size * s.block_rows);
+}
+
+// Bits for n elements (packed), their scales and the fp32 tensor scale: in
+// the flat form, and for a matrix in rows of cols.
 template <class Elem, class Scale>
 constexpr std::uint64_t storage_bits(const BlockScaling<Elem, Scale>& s, std::size_t n) noexcept {
   return std::uint64_t{n} * finfo<Elem>::bits + scales_needed(s, n) * finfo<Scale>::bits +
          (s.tensor_scale ? 32 : 0);
 }
+template <class Elem, class Scale>
+constexpr std::uint64_t storage_bits(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t cols) noexcept {
+  return std::uint64_t{n} * finfo<Elem>::bits + scales_needed(s, n, cols) * finfo<Scale>::bits +
+         (s.tensor_scale ? 32 : 0);
+}
+
+// Each 1 x block_size slice's scale, as a block-scaled GEMM reads them and
+// Transformer Engine's reference stores 2D-scaled NVFP4 (repeated on each
+// row of a block): out[r * ceil(cols / block_size) + C] = scales[(r /
+// block_rows) * ceil(cols / block_size) + C] for the rows of n elements in
+// rows of cols; out.size() is scales_needed(s', n, cols) for s' the scheme
+// with block_rows = 1.
+// std::invalid_argument for spans of the wrong size.
+template <BlockElement Elem, BlockScale Scale>
+void row_scales(const BlockScaling<Elem, Scale>& s, std::size_t n, std::size_t cols,
+                std::span<const std::type_identity_t<Scale>> scales, std::span<std::type_identity_t<Scale>> out);
 
 // Quantizes x: elems.size() == x.size(), scales.size() == scales_needed(s,
 // x.size()). For a scheme with a tensor scale, s_enc is written to
@@ -260,6 +326,30 @@ void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> 
 template <BlockElement Elem, BlockScale Scale>
   requires PackedFormat<Elem>
 void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::uint8_t> bytes,
+                       std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
+                       float tensor_scale = 1.0f);
+
+// The same for a matrix: x (or y) holds n elements in rows of `cols`, the
+// last row possibly shorter, and scales.size() == scales_needed(s, n, cols).
+// Required for a scheme whose blocks span rows (block_rows > 1), which the
+// flat forms above refuse; for 1 x B blocks and cols a multiple of B the
+// result is the flat form's. std::invalid_argument for cols = 0.
+template <BlockElement Elem, BlockScale Scale>
+void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols,
+              std::span<std::type_identity_t<Elem>> elems, std::span<std::type_identity_t<Scale>> scales,
+              float* tensor_scale = nullptr, unsigned threads = 1);
+template <BlockElement Elem, BlockScale Scale>
+void dequantize(const BlockScaling<Elem, Scale>& s, std::span<const std::type_identity_t<Elem>> elems,
+                std::size_t cols, std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
+                float tensor_scale = 1.0f);
+template <BlockElement Elem, BlockScale Scale>
+  requires PackedFormat<Elem>
+void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols,
+                     std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
+                     float* tensor_scale = nullptr, unsigned threads = 1);
+template <BlockElement Elem, BlockScale Scale>
+  requires PackedFormat<Elem>
+void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::uint8_t> bytes, std::size_t cols,
                        std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
                        float tensor_scale = 1.0f);
 

@@ -1,0 +1,349 @@
+// Block shapes (scaling.h): blocks of block_rows x block_size elements of a
+// matrix -- NVFP4 training's 16 x 16 weights and any rows x cols pair --
+// against the scalar reference (scaling_reference.h) applied to each block's
+// elements gathered into one run, a block's scale being the scale of its
+// elements taken together; against hand-derived values; and by the
+// properties a wrong tiling breaks (transposition, TE's order on tile-major
+// runs).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/scaling_reference.h"
+#include "lplab/kernels/scaling.h"
+#include "lplab/kernels/targets.h"
+
+namespace lplab::kernels {
+namespace {
+
+using lplab::testing::ref_dequantize;
+using lplab::testing::ref_quantize;
+
+std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
+// A code as a number in messages (not as a character).
+template <class T>
+unsigned code(T v) {
+  return v.bits();
+}
+
+// 16 x 16 NVFP4 blocks: 4 + 8 / 256 bits an element; a 17 x 33 matrix has 2 x 3 blocks.
+static_assert(nvfp4_2d.block_rows == 16 && nvfp4_2d.block_size == 16 && nvfp4_2d.tensor_scale);
+static_assert(bits_per_element(nvfp4_2d) == 4.03125);
+static_assert(scales_needed(nvfp4_2d, 17 * 33, 33) == 6 && scales_needed(nvfp4_2d, 16 * 16, 16) == 1);
+static_assert(scales_needed(nvfp4, 3 * 20, 20) == 6);  // 1 x 16 blocks restart on each row: 2 a row
+static_assert(storage_bits(nvfp4_2d, 32 * 32, 32) == 32 * 32 * 4 + 4 * 8 + 32);
+
+// Values that hit the rules' decisions (powers of two, max_elem multiples,
+// subnormals, zeros of both signs), now and then a NaN or an infinity, with
+// a magnitude drawn per row segment so that blocks of several rows mix them.
+std::vector<float> matrix(std::size_t rows, std::size_t cols, double max_elem, std::uint32_t seed, bool specials) {
+  std::mt19937 rng(seed);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::vector<float> x(rows * cols);
+  int e = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (i % 8 == 0) e = uniform(0, 5) == 0 ? uniform(-140, 120) : uniform(-12, 12);
+    const float sign = uniform(0, 1) ? -1.0f : 1.0f;
+    double v;
+    switch (uniform(0, 9)) {
+      case 0: v = 0.0; break;
+      case 1: v = std::ldexp(1.0, e - uniform(0, 6)); break;
+      case 2: v = std::ldexp(max_elem, std::clamp(e, -149, 119)); break;
+      case 3: v = std::bit_cast<float>(static_cast<std::uint32_t>(uniform(1, 0x7FFFFF))); break;
+      default: v = std::ldexp(std::uniform_real_distribution<double>(1.0, 2.0)(rng), e - uniform(0, 6));
+    }
+    x[i] = sign * static_cast<float>(std::min(v, double{std::numeric_limits<float>::max()}));
+    if (specials && uniform(0, 399) == 0)
+      x[i] = uniform(0, 1) ? std::numeric_limits<float>::quiet_NaN() : sign * std::numeric_limits<float>::infinity();
+  }
+  return x;
+}
+
+// The reference for a matrix of n elements in rows of cols: each block's
+// elements gathered into one run (row by row), quantized by the flat
+// reference as a single block with the whole matrix's tensor scale, and put
+// back. A block past a short last row holds nothing: an all-zero block's scale.
+template <class Elem, class Scale>
+struct RefMatrix {
+  std::vector<Elem> elems;
+  std::vector<Scale> scales;
+  std::vector<float> y;
+  float tensor_scale = 1.0f;
+};
+template <class Elem, class Scale>
+RefMatrix<Elem, Scale> ref_matrix(const BlockScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols) {
+  const std::size_t n = x.size(), rows = (n + cols - 1) / cols;
+  const auto br = static_cast<std::size_t>(s.block_rows), bc = static_cast<std::size_t>(s.block_size);
+  RefMatrix<Elem, Scale> r;
+  r.elems.resize(n);
+  r.y.resize(n);
+  for (std::size_t R = 0; R * br < rows; ++R) {
+    for (std::size_t C = 0; C * bc < cols; ++C) {
+      std::vector<std::size_t> at;
+      for (std::size_t i = R * br; i < std::min(rows, (R + 1) * br); ++i)
+        for (std::size_t j = C * bc; j < std::min(cols, (C + 1) * bc); ++j)
+          if (i * cols + j < n) at.push_back(i * cols + j);
+      std::vector<float> g;
+      for (std::size_t i : at) g.push_back(x[i]);
+      if (g.empty()) g.push_back(0.0f);  // an empty block: the all-zero block's scale
+      BlockScaling<Elem, Scale> one = s;
+      one.block_rows = 1;
+      one.block_size = static_cast<int>(g.size());
+      const auto q = ref_quantize(one, std::span<const float>(g), x);
+      const auto y = ref_dequantize(one, std::span<const Elem>(q.elems), std::span<const Scale>(q.scales),
+                                    q.tensor_scale);
+      r.scales.push_back(q.scales.at(0));
+      r.tensor_scale = q.tensor_scale;
+      for (std::size_t t = 0; t < at.size(); ++t) r.elems[at[t]] = q.elems[t], r.y[at[t]] = y[t];
+    }
+  }
+  if (n == 0 && s.tensor_scale) r.tensor_scale = 1.0f;
+  return r;
+}
+
+template <class Elem, class Scale>
+void expect_matrix_matches(const BlockScaling<Elem, Scale>& s, const std::vector<float>& x, std::size_t cols,
+                           const std::string& what, unsigned threads = 1) {
+  const std::size_t n = x.size();
+  const auto ref = ref_matrix(s, std::span<const float>(x), cols);
+  std::vector<Elem> elems(n, Elem::from_bits(0x55 & ((1u << finfo<Elem>::bits) - 1)));
+  std::vector<Scale> scales(scales_needed(s, n, cols));
+  ASSERT_EQ(scales.size(), ref.scales.size()) << what;
+  float ts = -1.0f;
+  quantize(s, std::span<const float>(x), cols, std::span<Elem>(elems), std::span<Scale>(scales), &ts, threads);
+  ASSERT_EQ(bits(ts), bits(ref.tensor_scale)) << what;
+  for (std::size_t b = 0; b < scales.size(); ++b)
+    ASSERT_EQ(code(scales[b]), code(ref.scales[b]))
+        << what << ": block (" << b / ((cols + s.block_size - 1) / s.block_size) << ", "
+        << b % ((cols + s.block_size - 1) / s.block_size) << ")";
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_EQ(code(elems[i]), code(ref.elems[i]))
+        << what << ": element [" << i / cols << "][" << i % cols << "] = " << x[i];
+  std::vector<float> y(n);
+  dequantize(s, std::span<const Elem>(elems), cols, std::span<const Scale>(scales), std::span<float>(y), ts);
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_EQ(bits(y[i]), bits(ref.y[i])) << what << ": value [" << i / cols << "][" << i % cols << "]";
+  if constexpr (PackedFormat<Elem>) {
+    std::vector<std::uint8_t> packed(packed_bytes<Elem>(n)), expect(packed_bytes<Elem>(n));
+    pack(std::span<const Elem>(ref.elems), std::span<std::uint8_t>(expect));
+    std::vector<Scale> packed_scales(scales.size());
+    float pts = -1.0f;
+    quantize_packed(s, std::span<const float>(x), cols, std::span<std::uint8_t>(packed),
+                    std::span<Scale>(packed_scales), &pts, threads);
+    ASSERT_EQ(packed, expect) << what << " (packed)";
+    ASSERT_EQ(bits(pts), bits(ts)) << what << " (packed)";
+    for (std::size_t b = 0; b < scales.size(); ++b) ASSERT_EQ(code(packed_scales[b]), code(scales[b])) << what;
+    std::vector<float> py(n);
+    dequantize_packed(s, std::span<const std::uint8_t>(packed), cols, std::span<const Scale>(scales),
+                      std::span<float>(py), ts);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(bits(py[i]), bits(y[i])) << what << " (packed)";
+  }
+}
+
+using E8M0 = float8_e8m0fnu;
+// Shapes around the blocks: one block, exact tilings, partial block rows and
+// columns, a short last row, bands longer than the fast path's chunk.
+struct Shape {
+  std::size_t rows, cols, n;
+};
+const Shape kShapes[] = {{1, 1, 1},     {16, 16, 256},  {17, 33, 17 * 33}, {32, 48, 32 * 48},
+                         {5, 7, 33},    {1, 40, 40},    {3, 16, 48},       {48, 100, 48 * 100 - 37},
+                         {20, 1, 20},   {64, 96, 64 * 96}};
+
+template <class Elem, class Scale>
+void sweep(const BlockScaling<Elem, Scale>& s, const std::string& name) {
+  for (const SimdTarget& target : simd_targets()) {
+    ScopedSimdTarget pin(target.id);
+    for (std::uint32_t seed = 0; seed < 4; ++seed)
+      for (const Shape& sh : kShapes) {
+        const std::string what = name + ", " + target.name + ", " + std::to_string(sh.rows) + " x " +
+                                 std::to_string(sh.cols) + " (" + std::to_string(sh.n) + "), seed " +
+                                 std::to_string(seed);
+        auto x = matrix(sh.rows, sh.cols, finfo<Elem>::max, seed * 31 + static_cast<std::uint32_t>(sh.n), seed != 0);
+        x.resize(sh.n);
+        expect_matrix_matches(s, x, sh.cols, what);
+      }
+  }
+}
+
+TEST(BlockShapes, nvfp4_16x16_matches_the_reference_on_every_target) { sweep(nvfp4_2d, "nvfp4_2d"); }
+
+TEST(BlockShapes, power_of_two_rules_on_other_shapes_match_the_reference) {
+  sweep(BlockScaling<float8_e4m3fn, E8M0>{.block_size = 8, .block_rows = 4, .rule = ScaleRule::floor}, "e4m3 4x8 floor");
+  sweep(BlockScaling<float4_e2m1fn, E8M0>{.block_size = 5, .block_rows = 3, .rule = ScaleRule::rceil}, "e2m1 3x5 rceil");
+  sweep(BlockScaling<float6_e3m2fn, E8M0>{.block_size = 32, .block_rows = 2, .rule = ScaleRule::even}, "e3m2 2x32 even");
+  sweep(BlockScaling<float6_e2m3fn, E8M0>{.block_size = 1, .block_rows = 32, .rule = ScaleRule::ceil}, "e2m3 32x1 ceil");
+  // One-row blocks with a row length that is not a multiple of the block.
+  sweep(BlockScaling<float8_e5m2, E8M0>{.block_size = 32, .rule = ScaleRule::ceil_amax}, "e5m2 1x32 ceil_amax");
+}
+
+TEST(BlockShapes, two_threads_match_the_reference) {
+  // 512 x 1040: two shares of 256K elements, a partial block column.
+  const auto x = matrix(512, 1040, 6.0, 5, true);
+  expect_matrix_matches(nvfp4_2d, x, 1040, "nvfp4_2d 512 x 1040, 2 threads", 2);
+  expect_matrix_matches(BlockScaling<float4_e2m1fn, E8M0>{.block_size = 32, .block_rows = 32}, x, 1040,
+                        "mxfp4 32 x 32, all threads", 0);
+}
+
+// Whole blocks laid out one after another (tile-major) are the flat form's
+// runs of block_rows * block_size: the same scales, the same codes and the
+// same tensor scale, in lplab's order and in Transformer Engine's.
+template <class Elem, class Scale>
+void expect_tile_major_runs(const BlockScaling<Elem, Scale>& s, std::size_t rows, std::size_t cols) {
+  const auto br = static_cast<std::size_t>(s.block_rows), bc = static_cast<std::size_t>(s.block_size);
+  const auto x = matrix(rows, cols, 6.0, 11, false);
+  std::vector<float> runs;
+  std::vector<std::size_t> from;
+  for (std::size_t R = 0; R < rows / br; ++R)
+    for (std::size_t C = 0; C < cols / bc; ++C)
+      for (std::size_t i = R * br; i < (R + 1) * br; ++i)
+        for (std::size_t j = C * bc; j < (C + 1) * bc; ++j) runs.push_back(x[i * cols + j]), from.push_back(i * cols + j);
+  BlockScaling<Elem, Scale> flat = s;
+  flat.block_rows = 1;
+  flat.block_size = static_cast<int>(br * bc);
+  std::vector<Elem> e_runs(x.size()), e_tiles(x.size());
+  std::vector<Scale> s_runs(scales_needed(flat, x.size())), s_tiles(scales_needed(s, x.size(), cols));
+  float t_runs = 0, t_tiles = 0;
+  quantize(flat, std::span<const float>(runs), std::span<Elem>(e_runs), std::span<Scale>(s_runs), &t_runs);
+  quantize(s, std::span<const float>(x), cols, std::span<Elem>(e_tiles), std::span<Scale>(s_tiles), &t_tiles);
+  ASSERT_EQ(bits(t_runs), bits(t_tiles));
+  for (std::size_t b = 0; b < s_runs.size(); ++b) ASSERT_EQ(code(s_runs[b]), code(s_tiles[b])) << "block " << b;
+  for (std::size_t t = 0; t < runs.size(); ++t)
+    ASSERT_EQ(code(e_runs[t]), code(e_tiles[from[t]])) << "element [" << from[t] / cols << "][" << from[t] % cols << "]";
+}
+
+TEST(BlockShapes, whole_blocks_are_the_flat_forms_runs) {
+  expect_tile_major_runs(nvfp4_2d, 64, 96);
+  expect_tile_major_runs(nvfp4_te_2d, 64, 96);
+  expect_tile_major_runs(BlockScaling<float8_e4m3fn, E8M0>{.block_size = 32, .block_rows = 4, .rule = ScaleRule::rceil},
+                         16, 128);
+}
+
+// Quantizing W^T with transposed blocks gives W's codes transposed and the
+// block grid transposed (NVFP4 training uses one 2D-quantized weight in the
+// forward and the backward GEMM).
+TEST(BlockShapes, transposing_the_matrix_transposes_the_blocks) {
+  const std::size_t rows = 48, cols = 80;
+  const auto w = matrix(rows, cols, 6.0, 3, false);
+  std::vector<float> wt(w.size());
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) wt[j * rows + i] = w[i * cols + j];
+  for (const auto& s : {nvfp4_2d, nvfp4_te_2d}) {
+    std::vector<float4_e2m1fn> q(w.size()), qt(w.size());
+    std::vector<float8_e4m3fn> sc(scales_needed(s, w.size(), cols)), sct(scales_needed(s, w.size(), rows));
+    float ts = 0, tst = 0;
+    quantize(s, std::span<const float>(w), cols, std::span(q), std::span(sc), &ts);
+    quantize(s, std::span<const float>(wt), rows, std::span(qt), std::span(sct), &tst);
+    ASSERT_EQ(bits(ts), bits(tst));
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j)
+        ASSERT_EQ(code(q[i * cols + j]), code(qt[j * rows + i])) << "W[" << i << "][" << j << "]";
+    for (std::size_t R = 0; R < rows / 16; ++R)
+      for (std::size_t C = 0; C < cols / 16; ++C)
+        ASSERT_EQ(code(sc[R * (cols / 16) + C]), code(sct[C * (rows / 16) + R])) << "block (" << R << ", " << C << ")";
+  }
+}
+
+// Hand-derived: a 16 x 32 matrix of ones with 12 at [7][3] and 3 at [0][20].
+// amax_t = 12, s_enc = 2688 / 12 = 224. Block (0, 0): amax 12, 12 / 6 * 224 =
+// 448, E4M3 0x7E; k = 224 / 448 = 0.5, so every 1 becomes 0.5 (E2M1 0x1) and
+// 12 becomes 6 (0x7). Block (0, 1): amax 3, 0.5 * 224 = 112 (E4M3 0x6E),
+// k = 2: 1 -> 2 (0x4), 3 -> 6 (0x7). With 1 x 16 blocks row 0's first block
+// would have amax 1 and its ones would be 6 (0x7): the block's rows share row
+// 7's scale.
+TEST(BlockShapes, nvfp4_16x16_golden) {
+  std::vector<float> x(16 * 32, 1.0f);
+  x[7 * 32 + 3] = 12.0f;
+  x[0 * 32 + 20] = 3.0f;
+  std::vector<float4_e2m1fn> q(x.size());
+  std::vector<float8_e4m3fn> sc(2);
+  float s_enc = 0;
+  quantize(nvfp4_2d, std::span<const float>(x), 32, std::span(q), std::span(sc), &s_enc);
+  EXPECT_EQ(s_enc, 224.0f);
+  EXPECT_EQ(code(sc[0]), 0x7E);
+  EXPECT_EQ(code(sc[1]), 0x6E);
+  for (std::size_t i = 0; i < 16; ++i)
+    for (std::size_t j = 0; j < 32; ++j) {
+      const float v = x[i * 32 + j];
+      const unsigned want = j < 16 ? (v == 12.0f ? 0x7 : 0x1) : (v == 3.0f ? 0x7 : 0x4);
+      ASSERT_EQ(code(q[i * 32 + j]), want) << "[" << i << "][" << j << "]";
+    }
+  std::vector<float> y(x.size());
+  dequantize(nvfp4_2d, std::span<const float4_e2m1fn>(q), 32, std::span<const float8_e4m3fn>(sc), std::span(y), s_enc);
+  EXPECT_EQ(y, x);  // every value is exact here
+  // Each 1 x 16 slice's scale, as the GEMM reads it: block (0, C) on all 16 rows.
+  std::vector<float8_e4m3fn> slices(scales_needed(nvfp4, x.size(), 32));
+  row_scales(nvfp4_2d, x.size(), 32, std::span<const float8_e4m3fn>(sc), std::span(slices));
+  ASSERT_EQ(slices.size(), 32u);
+  for (std::size_t r = 0; r < 16; ++r) {
+    EXPECT_EQ(code(slices[2 * r]), 0x7E) << "row " << r;
+    EXPECT_EQ(code(slices[2 * r + 1]), 0x6E) << "row " << r;
+  }
+}
+
+// A NaN in one row poisons its whole block (all 16 rows of it) and no other.
+TEST(BlockShapes, a_nonfinite_value_poisons_its_block_across_rows) {
+  std::vector<float> x(32 * 16, 1.0f);
+  x[20 * 16 + 5] = std::numeric_limits<float>::infinity();
+  BlockScaling<float8_e4m3fn, E8M0> s{.block_size = 16, .block_rows = 16};
+  std::vector<float8_e4m3fn> q(x.size());
+  std::vector<E8M0> sc(2);
+  quantize(s, std::span<const float>(x), 16, std::span(q), std::span(sc));
+  EXPECT_EQ(code(sc[0]), 0x7F - 8);  // amax 1: 2^(0 - 8)
+  EXPECT_EQ(code(sc[1]), 0xFF);      // NaN
+  for (std::size_t i = 16 * 16; i < x.size(); ++i) ASSERT_EQ(code(q[i]), 0u) << i;
+  std::vector<float> y(x.size());
+  dequantize(s, std::span<const float8_e4m3fn>(q), 16, std::span<const E8M0>(sc), std::span(y));
+  EXPECT_EQ(y[15 * 16 + 15], 1.0f);
+  EXPECT_TRUE(std::isnan(y[16 * 16]));
+}
+
+// Errors come before any write, with one line saying what is wrong.
+TEST(BlockShapes, bad_calls_throw_before_writing) {
+  const std::vector<float> x(16 * 32, 1.0f);
+  std::vector<float4_e2m1fn> q(x.size(), float4_e2m1fn::from_bits(0x5));
+  std::vector<float8_e4m3fn> sc(2, float8_e4m3fn::from_bits(0x33));
+  float ts = 0;
+  auto untouched = [&] {
+    return std::all_of(q.begin(), q.end(), [](auto v) { return v.bits() == 0x5; }) &&
+           std::all_of(sc.begin(), sc.end(), [](auto v) { return v.bits() == 0x33; });
+  };
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no exception)");
+  };
+  // A 16 x 16 scheme in the flat form: it has no rows.
+  EXPECT_NE(message([&] { quantize(nvfp4_2d, std::span<const float>(x), std::span(q), std::span(sc), &ts); })
+                .find("16 x 16 blocks needs the matrix's row length"),
+            std::string::npos);
+  EXPECT_NE(message([&] { quantize(nvfp4_2d, std::span<const float>(x), 0, std::span(q), std::span(sc), &ts); })
+                .find("cols must be at least 1"),
+            std::string::npos);
+  // 16 rows of 32 in 16 x 16 blocks: 2 scales.
+  std::vector<float8_e4m3fn> one(1, float8_e4m3fn::from_bits(0x33));
+  EXPECT_NE(message([&] { quantize(nvfp4_2d, std::span<const float>(x), 32, std::span(q), std::span(one), &ts); })
+                .find("scales has 1 elements, expected 2"),
+            std::string::npos);
+  BlockScaling<float4_e2m1fn, float8_e4m3fn> no_rows = nvfp4_2d;
+  no_rows.block_rows = 0;
+  EXPECT_NE(message([&] { quantize(no_rows, std::span<const float>(x), 32, std::span(q), std::span(sc), &ts); })
+                .find("block_rows must be at least 1"),
+            std::string::npos);
+  EXPECT_TRUE(untouched());
+}
+
+}  // namespace
+}  // namespace lplab::kernels
