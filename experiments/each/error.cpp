@@ -109,9 +109,11 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
   const std::vector<float> xf = sampling::to_float(xd);
   std::vector<Round> rounds;
   for (const std::string& r : ctx.params.list("rounds")) rounds.push_back(parse_round(r));
-  std::vector<std::string> schemes;
+  std::vector<std::string> asked, not_run;
   for (const std::string& sc : ctx.params.list("schemes"))
-    if (sc != "none") schemes.push_back(sc);
+    if (sc != "none") asked.push_back(sc);
+  // A recipe's name stands for its operands' treatments (scaled::expand).
+  const std::vector<std::string> schemes = scaled::expand(asked, &not_run);
 
   std::uint64_t point = 0;
   const auto emit = [&](std::uint64_t p, const std::string& dtype, const char* round,
@@ -146,7 +148,7 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
     st.hist.assign(s.bins + 1, 0);
     // Against the double sample: what the fp32 tensor already lost counts.
     for (std::size_t i = 0; i < xf.size(); ++i) st.add(xd[i], rt.y[i], 0);
-    emit(p, sc, "nearest_even", st, false);
+    emit(p, sc, scaled::rounding_of(sc), st, false);
   }
   const std::string source =
       ctx.input.empty() ? fmt::format("{} draws of N(0, {}^2), seed {}", s.n, s.sigma, s.seed)
@@ -161,9 +163,11 @@ void conversion_tables(const Context& ctx, const Setup& s, Table& conv, Table& h
       "at most 0.5, directed ones less than 1, stochastic less than 1",
       "sqnr_db = 10 log10(sum x^2 / sum (y - x)^2); torchao's MX tests require >= 20 dB for MXFP8 "
       "E4M3. Scheme rows (OCP MX v1.0 block scales, NVFP4, per-tensor FP8, DeepSeek-V3 tiles) round to "
-      "nearest-even and saturate; their ULP cells are empty because the spacing depends on each block's scale",
+      "nearest-even and saturate (a recipe's gradients round stochastically, as cvt.rs); their ULP cells are "
+      "empty because the spacing depends on each block's scale",
       scaled::sample_rows_note(),
       fmt::format("overflow policy of the plain conversions: {}", ctx.params.text("overflow"))};
+  conv.notes.insert(conv.notes.end(), not_run.begin(), not_run.end());
   hist.notes = {"count of elements whose error in ULPs lies in [ulp_lo, ulp_hi); fraction = count / n",
                 "plain formats only (scheme rows have no single ULP)"};
 }
@@ -455,8 +459,10 @@ std::vector<Table> run(const Context& ctx) {
             {"frac_exact", ""}, {"fused_rel_err", ""}}, {}, {}};
 
   const std::size_t nd = ctx.dtypes.size();
-  std::size_t schemes = 0;
-  for (const std::string& sc : ctx.params.list("schemes")) schemes += sc != "none";
+  std::vector<std::string> asked;
+  for (const std::string& sc : ctx.params.list("schemes"))
+    if (sc != "none") asked.push_back(sc);
+  const std::size_t schemes = scaled::expand(asked).size();
   ctx.progress.set_total(nd * ctx.params.list("rounds").size() + schemes + 4 * nd + nd +
                          op_cases().size() * nd + nd);
   conversion_tables(ctx, s, conv, hist);
@@ -579,10 +585,11 @@ void headline_figures(const std::vector<Table>& tables, Headlines& h) {
 }  // namespace
 
 Experiment error_experiment() {
+  // Every scheme by default; a recipe's name adds its operands' rows.
   std::vector<std::string> scheme_choices{"none"};
-  for (std::string_view s : scaled::scheme_names()) scheme_choices.emplace_back(s);
+  for (const std::string& s : scaled::scheme_and_recipe_names()) scheme_choices.push_back(s);
   std::string scheme_default;
-  for (std::size_t i = 1; i < scheme_choices.size(); ++i) scheme_default += (i > 1 ? "," : "") + scheme_choices[i];
+  for (std::string_view s : scaled::scheme_names()) scheme_default += (scheme_default.empty() ? "" : ",") + std::string(s);
   std::vector<std::string> round_choices, overflow_choices;
   for (const EnumEntry<Round>& r : enum_entries<Round>()) round_choices.emplace_back(r.name);
   for (const EnumEntry<Overflow>& o : enum_entries<Overflow>()) overflow_choices.emplace_back(o.name);
@@ -597,7 +604,8 @@ Experiment error_experiment() {
            overflow_choices},
           {"rounds", ParamType::list, enum_names_text<Round>(","), 0, 0, "rounding modes of error_conversion",
            round_choices},
-          {"schemes", ParamType::list, scheme_default, 0, 0, "scaling schemes in error_conversion (none: no rows)",
+          {"schemes", ParamType::list, scheme_default, 0, 0, "scaling schemes in error_conversion, and recipes (lplab recipe --list), each of whose "
+           "operand treatments is a row (none: no rows)",
            scheme_choices},
           {"bins", ParamType::integer, "8", 1, 1000, "histogram bins over [0, 1) ulp (plus one for >= 1)", {}},
           {"draws", ParamType::integer, "100000", 1, 1e9, "stochastic draws per value in error_stochastic_bias", {}},

@@ -32,10 +32,12 @@ constexpr double bytes_of = finfo<T>::bits / 8.0;
 struct SchemeSize {
   std::string name;
   std::string element, scale;
-  int element_bits = 0, block_size = 0;
+  int element_bits = 0, block_size = 0, block_rows = 1;
   double bits_per_element = 0;  // block scale included (scaling.h)
   bool tensor_scale = false;
-  std::uint64_t (*storage_bits)(std::size_t n) = nullptr;
+  // n elements in rows of cols (the tensor's last dimension; it matters to
+  // blocks that restart on each row or span rows).
+  std::uint64_t (*storage_bits)(std::size_t n, std::size_t cols) = nullptr;
 };
 
 template <const auto& S>
@@ -47,16 +49,19 @@ SchemeSize scheme_size(std::string name) {
           Scale::descriptor.name.c_str(),
           finfo<Elem>::bits,
           S.block_size,
+          S.block_rows,
           kernels::bits_per_element(S),
           S.tensor_scale,
-          [](std::size_t n) { return kernels::storage_bits(S, n); }};
+          [](std::size_t n, std::size_t cols) {
+            return S.block_rows == 1 ? kernels::storage_bits(S, n) : kernels::storage_bits(S, n, cols);
+          }};
 }
 
 // The block schemes of kernels/scaling.h: the MX formats of OCP MX v1.0
-// (section 5.3, Table 1) and NVFP4.
+// (section 5.3, Table 1), NVFP4, and NVFP4's 16 x 16 weight blocks.
 std::vector<SchemeSize> schemes() {
 #define LPLAB_SCHEME_SIZE(s, ...) scheme_size<kernels::s>(#s),
-  return {LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE)};
+  return {LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE) LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE)};
 #undef LPLAB_SCHEME_SIZE
 }
 
@@ -132,6 +137,7 @@ std::vector<Table> run(const Context& ctx) {
                  {"storage_bits", "bits"},
                  {"bytes_per_element", "bytes"},
                  {"block_size", ""},
+                 {"block_rows", ""},
                  {"scale_format", ""}},
                 {},
                 {"storage_bits: bits per element in memory. Plain formats: FP6 and FP4 packed "
@@ -139,8 +145,10 @@ std::vector<Table> run(const Context& ctx) {
                  "unpacked_bytes is the one-code-per-byte layout the kernels compute on.",
                  "Block-scaled schemes: element bits + scale bits / block size (OCP MX v1.0 "
                  "section 5.2): MXFP8 8 + 8/32 = 8.25, MXFP6 6.25, MXFP4 4.25, NVFP4 4 + 8/16 = "
-                 "4.5. NVFP4's fp32 tensor scale (32 bits per tensor) is amortised and left out "
-                 "here; footprint_tensor counts it."}};
+                 "4.5; NVFP4's 16 x 16 weight blocks (block_rows 16) 4 + 8/256 = 4.03125. NVFP4's fp32 "
+                 "tensor scale (32 bits per tensor) is amortised and left out "
+                 "here; footprint_tensor counts it, and the 16 x 16 blocks there are laid on the shape's "
+                 "last dimension as rows (partial blocks at the edges count whole)."}};
   Table tensor{"footprint_tensor",
                "Memory of one tensor of shape " + shape_text + " (" + std::to_string(numel) +
                    " elements)",
@@ -165,7 +173,7 @@ std::vector<Table> run(const Context& ctx) {
       if (ctx.shard.owns(g))
         formats.add(g, {std::string(f->name), std::string("plain"), std::int64_t{finfo<T>::bits},
                         std::int64_t{sizeof(T)}, storage_bits, storage_bits / 8,
-                        std::monostate{}, std::monostate{}});
+                        std::monostate{}, std::monostate{}, std::monostate{}});
       if (ctx.shard.owns(g))
         tensor.add(g, {shape_text, std::string(f->name), static_cast<std::int64_t>(numel),
                        static_cast<std::int64_t>(kernels::packed_bytes<T>(numel)),
@@ -177,9 +185,9 @@ std::vector<Table> run(const Context& ctx) {
     if (ctx.shard.owns(g)) {
       formats.add(g, {s.name, std::string("block"), std::int64_t{s.element_bits},
                       std::int64_t{1}, s.bits_per_element, s.bits_per_element / 8,
-                      std::int64_t{s.block_size},
+                      std::int64_t{s.block_size}, std::int64_t{s.block_rows},
                       s.scale + (s.tensor_scale ? " + fp32 tensor scale" : "")});
-      const std::uint64_t bits = s.storage_bits(numel);
+      const std::uint64_t bits = s.storage_bits(numel, shape.back());
       // Unpacked: one byte per element code, plus the same scales.
       const std::uint64_t scale_bits = bits - numel * static_cast<std::uint64_t>(s.element_bits);
       tensor.add(g, {shape_text, s.name, static_cast<std::int64_t>(numel),

@@ -102,10 +102,12 @@ std::vector<Target> targets(const Context& ctx) {
     if (name == "float8_e4m3fn") t.push_back({name, "tensor", Overflow::saturate, nullptr, "fp8_e4m3_tensor"});
     if (name == "float8_e5m2") t.push_back({name, "tensor", Overflow::saturate, nullptr, "fp8_e5m2_tensor"});
   }
-  for (const std::string& s : ctx.params.list("schemes")) {
-    if (s == "none") continue;
-    t.push_back({s, std::string(scaled::kind_name(scaled::find_scheme(s)->kind)), Overflow::saturate, nullptr, s});
-  }
+  std::vector<std::string> asked;
+  for (const std::string& s : ctx.params.list("schemes"))
+    if (s != "none") asked.push_back(s);
+  // A recipe's name stands for its operands' treatments (scaled::expand).
+  for (const std::string& s : scaled::expand(asked))
+    t.push_back({s, std::string(scaled::kind_name(scaled::kind_of(s))), Overflow::saturate, nullptr, s});
   return t;
 }
 
@@ -400,8 +402,9 @@ void headline_figures(const std::vector<Table>& tables, Headlines& h) {
 Experiment underflow_experiment() {
   // Per-tensor scaling comes with the fp8 dtypes; the other schemes are chosen.
   std::vector<std::string> choices{"none"};
-  for (std::string_view s : scaled::scheme_names({scaled::Kind::block, scaled::Kind::delayed, scaled::Kind::tile}))
-    choices.emplace_back(s);
+  for (const std::string& s :
+       scaled::scheme_and_recipe_names({scaled::Kind::block, scaled::Kind::delayed, scaled::Kind::tile}))
+    choices.push_back(s);
   const std::string block_choices = fmt::format("{}", fmt::join(scaled::scheme_names({scaled::Kind::block}), ","));
   return Experiment{
       .name = "underflow",
@@ -415,7 +418,8 @@ Experiment underflow_experiment() {
           {"lognormal_shape", ParamType::real, "2", 0, 20,
            "standard deviation of log(x) for the log-normal distribution", {}},
           {"schemes", ParamType::list, block_choices, 0, 0,
-           "scaling schemes to compare: MX and NVFP4 blocks, delayed and DeepSeek-V3 tile scaling (none: no "
+           "scaling schemes to compare: MX and NVFP4 blocks, delayed and DeepSeek-V3 tile scaling, and recipes "
+           "(each operand treatment of lplab recipe show NAME a row; none: no "
            "scheme rows; per-tensor scaling rows come with the float8_e4m3fn and float8_e5m2 dtypes)",
            choices, false},
           {"values", ParamType::list, "1e-8", -1e300, 1e300, "single values for underflow_values", {}, true},

@@ -17,6 +17,7 @@
 
 #include "block_ops.h"
 #include "lplab/kernels/convert.h"
+#include "lplab/kernels/cvt_rs.h"
 #include "lplab/kernels/packed.h"
 #include "lplab/kernels/plans.h"
 #include "row_bands.h"
@@ -284,7 +285,34 @@ auto pack_into(std::span<std::uint8_t> bytes) {
   };
 }
 
+// Stochastic rounding's emitter: first is a multiple of 4, so the values'
+// groups are the tensor's groups first / 4, first / 4 + 1, ...
+template <class Elem>
+auto round_stochastically_into(std::span<Elem> elems, const StochasticElements& r) {
+  return [elems, r](std::span<const float> v, std::size_t first) {
+    constexpr CvtRsForm form = CvtRsFormOf<Elem>::value;
+    cvt_rs_bulk<form>(v.data(), v.size(), elems.data() + first, r.stream, r.seed, r.subsequence, *r.layout, false,
+                      true, first / CvtRsFormTraits<form>::lanes);
+  };
+}
+
 }  // namespace
+
+template <BlockElement Elem, BlockScale Scale>
+void quantize_stochastic(const BlockScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols,
+                         std::span<std::type_identity_t<Elem>> elems, std::span<std::type_identity_t<Scale>> scales,
+                         const StochasticElements& rounding, float* tensor_scale, unsigned threads) {
+  check_cols("quantize_stochastic", cols);
+  if (rounding.layout == nullptr) fail("quantize_stochastic: no rbits layout");
+  if constexpr (CvtRsDestination<Elem>) {
+    const BlockPlan p = detail::make_block_plan("quantize_stochastic", detail::shape_rule(s), x.size(), cols,
+                                                {"elems", x.size(), elems.size()}, scales.size(), true,
+                                                tensor_scale != nullptr);
+    quantize_plan(p, s, x, scales, tensor_scale, threads, round_stochastically_into<Elem>(elems, rounding));
+  } else {
+    fail("quantize_stochastic: " + std::string(finfo<Elem>::name) + " has no cvt.rs form");
+  }
+}
 
 template <BlockElement Elem, BlockScale Scale>
 void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
@@ -555,6 +583,8 @@ void dequantize(const TileScaling<Elem>& s, std::span<const std::type_identity_t
   template void dequantize(const BlockScaling<E, S>&, std::span<const E>, std::size_t, std::span<const S>,       \
                            std::span<float>, float);                                                             \
   template void row_scales(const BlockScaling<E, S>&, std::size_t, std::size_t, std::span<const S>, std::span<S>); \
+  template void quantize_stochastic(const BlockScaling<E, S>&, std::span<const float>, std::size_t, std::span<E>,  \
+                                    std::span<S>, const StochasticElements&, float*, unsigned);                    \
   LPLAB_SCALING_PAIR_##storage(E, S)
 #define LPLAB_SCALING_PAIR_bytes(E, S)
 #define LPLAB_SCALING_PAIR_packed(E, S)                                                                          \

@@ -192,7 +192,9 @@ class Quantized:
 @_documented
 def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = None, scale: str | None = None,
              block_size: int | None = None, rule: str | None = None, tensor_scale: bool | None = None,
-             packed: bool = False, threads: int = 1, block_rows: int | None = None, rows: bool = False) -> Quantized:
+             packed: bool = False, threads: int = 1, block_rows: int | None = None, rows: bool = False,
+             rounding: str = "nearest", seed: int = 0, subsequence: int = 0, stream: str = "philox",
+             layout: str = "sm_100a") -> Quantized:
     """Block-scaled quantization of float32 values: a named scheme
     ({scheme})
     with any field replaced, or a scheme of your own (elem, scale, block_size,
@@ -200,7 +202,11 @@ def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = No
     block_size consecutive elements in row-major order; with block_rows > 1
     (nvfp4_2d: 16 x 16) or rows=True, x is a matrix whose last dimension is a
     row, and a block is block_rows x block_size of it, restarting on each row,
-    with one scale per block, row-major over blocks (docs/recipes.md)."""
+    with one scale per block, row-major over blocks (docs/recipes.md).
+    rounding="cvt_rs" rounds the elements as PTX's cvt.rs does (NVFP4
+    training's gradients): each 4 consecutive elements one instruction with
+    rbits from the stream ({rbits_stream}) at (seed, subsequence, group),
+    split by the layout ("sm_100a", "sm_103a")."""
     if scheme is not None:
         schemes = _lplab.block_schemes()
         if scheme not in schemes:
@@ -217,7 +223,10 @@ def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = No
     t = t0 if tensor_scale is None else tensor_scale
     h = h0 if block_rows is None else block_rows
     arr, fmt = _operand(x)
-    elems, scales, ts = _lplab.quantize_blocks(arr, e, s, b, r, t, packed, threads, h, rows)
+    if rounding not in ("nearest", "cvt_rs"):
+        raise ValueError(f"rounding: 'nearest' or 'cvt_rs', not {rounding!r}")
+    elems, scales, ts = _lplab.quantize_blocks(arr, e, s, b, r, t, packed, threads, h, rows, rounding == "cvt_rs",
+                                               seed, subsequence, stream, layout)
     shape = np.shape(arr)
     return Quantized(elems if packed else Array(elems, e), Array(scales, s), ts, e, s, b, r, t, packed, shape, h,
                      rows)

@@ -155,6 +155,17 @@ ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const 
 
 namespace {
 
+// The rbits layout called `name` (cvt_rs.h), or ValueError naming the known ones.
+const kernels::RbitsLayout& rbits_layout(const std::string& name) {
+  const kernels::RbitsLayout* l = kernels::rbits_layout_named(name);
+  if (l == nullptr) {
+    std::string known;
+    for (const kernels::RbitsLayout* k : kernels::kRbitsLayouts) known.append(known.empty() ? "" : ", ").append(k->name);
+    value_error(fmt::format("layout: one of {}, not '{}'", known, name));
+  }
+  return *l;
+}
+
 void bind_block_scaling(nb::module_& m) {
   m.def("block_schemes",
         []() {
@@ -175,11 +186,21 @@ void bind_block_scaling(nb::module_& m) {
 
   m.def("quantize_blocks",
         [](const InArray& x, const std::string& elem, const std::string& scale, int block_size,
-           const std::string& rule, bool tensor_scale, bool packed, unsigned threads, int block_rows, bool rows) {
+           const std::string& rule, bool tensor_scale, bool packed, unsigned threads, int block_rows, bool rows,
+           bool stochastic, std::uint64_t seed, std::uint64_t subsequence, const std::string& stream,
+           const std::string& layout) {
           const FloatInput in = float_input(x, "x");
+          const kernels::StochasticElements sr{.stream = runtime::parse<kernels::RbitsStream>(stream),
+                                               .seed = seed,
+                                               .subsequence = subsequence,
+                                               .layout = &rbits_layout(layout)};
           return visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
             const auto s = scheme<E, S>(block_size, rule, tensor_scale, block_rows);
-            const std::size_t cols = matrix_cols(in.op.shape, block_rows, rows);
+            if (stochastic && !kernels::CvtRsDestination<E>)
+              value_error(fmt::format("rounding='cvt_rs': {} has no cvt.rs form", name_of<E>()));
+            // Stochastic rounding takes the matrix form: the flat form is one row of them all.
+            const std::size_t matrix = matrix_cols(in.op.shape, block_rows, rows);
+            const std::size_t cols = stochastic && matrix == 0 ? std::max<std::size_t>(1, in.values().size()) : matrix;
             const std::span<const float> v = in.values();
             const FormatEntry& ef = format_named(elem);
             const std::size_t count = cols == 0 ? kernels::scales_needed(s, v.size()) : kernels::scales_needed(s, v.size(), cols);
@@ -193,10 +214,15 @@ void bind_block_scaling(nb::module_& m) {
                 const std::span<std::uint8_t> b(static_cast<std::uint8_t*>(elems.data()),
                                                 kernels::packed_bytes<E>(v.size()));
                 nb::gil_scoped_release release;
-                if (cols == 0)
+                if (stochastic) {
+                  std::vector<E> codes(v.size());
+                  kernels::quantize_stochastic(s, v, cols, std::span<E>(codes), sc, sr, &ts, threads);
+                  kernels::pack(std::span<const E>(codes), b);
+                } else if (cols == 0) {
                   kernels::quantize_packed(s, v, b, sc, &ts, threads);
-                else
+                } else {
                   kernels::quantize_packed(s, v, cols, b, sc, &ts, threads);
+                }
               } else {
                 value_error(fmt::format("packed=True: {} is not a packed format (FP4, FP6)", ef.name));
               }
@@ -204,7 +230,9 @@ void bind_block_scaling(nb::module_& m) {
               elems = new_codes(ef, in.op.shape);
               const std::span<E> q(static_cast<E*>(elems.data()), v.size());
               nb::gil_scoped_release release;
-              if (cols == 0)
+              if (stochastic)
+                kernels::quantize_stochastic(s, v, cols, q, sc, sr, &ts, threads);
+              else if (cols == 0)
                 kernels::quantize(s, v, q, sc, &ts, threads);
               else
                 kernels::quantize(s, v, cols, q, sc, &ts, threads);
@@ -214,7 +242,8 @@ void bind_block_scaling(nb::module_& m) {
         },
         nb::arg("x"), nb::arg("elem"), nb::arg("scale"), nb::arg("block_size"), nb::arg("rule"),
         nb::arg("tensor_scale"), nb::arg("packed"), nb::arg("threads"), nb::arg("block_rows") = 1,
-        nb::arg("rows") = false,
+        nb::arg("rows") = false, nb::arg("stochastic") = false, nb::arg("seed") = 0, nb::arg("subsequence") = 0,
+        nb::arg("stream") = "philox", nb::arg("layout") = "sm_100a",
         "Block-scaled quantization: (element codes or packed bytes, scale codes, tensor scale).");
 
   m.def("dequantize_blocks",
@@ -403,13 +432,7 @@ void bind_recipe_parts(nb::module_& m) {
           const FloatInput in = float_input(x, "x");
           const auto f = runtime::parse<kernels::CvtRsForm>(form);
           const auto st = runtime::parse<kernels::RbitsStream>(stream);
-          const kernels::RbitsLayout* l = kernels::rbits_layout_named(layout);
-          if (l == nullptr) {
-            std::string known;
-            for (const kernels::RbitsLayout* k : kernels::kRbitsLayouts)
-              known.append(known.empty() ? "" : ", ").append(k->name);
-            value_error(fmt::format("layout: one of {}, not '{}'", known, layout));
-          }
+          const kernels::RbitsLayout* l = &rbits_layout(layout);
           if (!satfinite && f != kernels::CvtRsForm::f16x2 && f != kernels::CvtRsForm::bf16x2)
             value_error(fmt::format("satfinite: {} has .satfinite always (the PTX ISA); only f16x2 and bf16x2 "
                                     "may leave it off", form));

@@ -286,3 +286,26 @@ def test_nvfp4_16x16_weights_against_numpy():
     # Transposed weights, transposed blocks: the same codes.
     qt = lplab.quantize(np.ascontiguousarray(w.T), "nvfp4_2d")
     assert (qt.elems.codes == q.elems.codes.T).all()
+
+
+def test_stochastic_rounding_of_blocks_is_cvt_rs_of_the_scaled_values():
+    """rounding='cvt_rs': NVFP4's scales as to nearest, each element cvt.rs of
+    x * (s_enc / scale) (amax_ratio's k) with the stream's bits, unbiased."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 64)).astype(np.float32)
+    near = lplab.quantize(x, "nvfp4")
+    sr = lplab.quantize(x, "nvfp4", rounding="cvt_rs", seed=11, subsequence=2)
+    assert (sr.scales.codes == near.scales.codes).all() and sr.tensor_scale == near.tensor_scale
+    k = np.float32(near.tensor_scale) / near.scales.numpy()
+    scaled = (x.reshape(-1) * np.repeat(k, 16)).astype(np.float32)
+    want = lplab.cvt_rs(scaled, "e2m1x4", seed=11, subsequence=2)
+    assert (sr.elems.codes.reshape(-1) == want.codes).all()
+    assert (sr.elems.codes != near.elems.codes).any()
+    # The same bits packed, and through lplab's own stream another draw.
+    assert (lplab.quantize(x, "nvfp4", rounding="cvt_rs", seed=11, subsequence=2, packed=True).elems ==
+            lplab.pack(sr.elems)).all()
+    assert (lplab.quantize(x, "nvfp4", rounding="cvt_rs", seed=11, stream="lplab").elems.codes != sr.elems.codes).any()
+    with pytest.raises(ValueError, match="rounding"):
+        lplab.quantize(x, "nvfp4", rounding="up")
+    with pytest.raises(ValueError, match="no cvt.rs form"):
+        lplab.quantize(x, None, elem="float8_e4m3fnuz", scale="e8m0", rounding="cvt_rs")

@@ -143,6 +143,28 @@ TEST(Error, ulp_bounds_per_rounding_mode_and_histogram_totals) {
   EXPECT_NEAR(num(t, find_row(t, {{"dtype", "bfloat16"}, {"round", "nearest_even"}}), "ulp_mean"), 0.25, 0.02);
 }
 
+// A recipe's name in `schemes` gives a row per operand treatment: NVFP4
+// training's gradients round stochastically, adding about 3 dB of noise to
+// nearest's 20 (uniform noise over a whole gap's width against half of it);
+// Four Over Six's 16 x 16 weights are left out with a note.
+TEST(Error, recipes_give_a_row_per_operand_treatment) {
+  std::map<std::string, std::string> p = small;
+  p["schemes"] = "nvfp4_4over6,mxfp4";
+  const auto ts = run_error(p, {"float32"});
+  const Table& t = table(ts, "error_conversion");
+  const Row& x = find_row(t, {{"dtype", "nvfp4_4over6/fprop.a"}});
+  const Row& dy = find_row(t, {{"dtype", "nvfp4_4over6/dgrad.a"}});
+  EXPECT_EQ(text(t, x, "round"), "nearest_even");
+  EXPECT_EQ(text(t, dy, "round"), "stochastic");
+  EXPECT_NEAR(num(t, x, "sqnr_db"), 20.5, 1.0);
+  EXPECT_GT(num(t, x, "sqnr_db") - num(t, dy, "sqnr_db"), 2.0);
+  EXPECT_THROW(find_row(t, {{"dtype", "nvfp4_4over6/fprop.b+dgrad.b"}}), std::out_of_range);
+  bool noted = false;
+  for (const std::string& n : t.notes) noted |= n.find("nvfp4_4over6/fprop.b+dgrad.b is not run") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_NO_THROW(find_row(t, {{"dtype", "mxfp4"}}));
+}
+
 TEST(Error, mxfp8_e4m3_sqnr_passes_torchao_threshold) {
   const auto ts = run_error(small, {"float8_e4m3fn"});
   const Table& t = table(ts, "error_conversion");

@@ -72,6 +72,9 @@ TEST(Footprint, BlockScaledTensorsCountTheirScales) {
   EXPECT_EQ(value(t, "dtype", "mxfp6_e3m2", "bytes"), 480 + 20);
   EXPECT_EQ(value(t, "dtype", "mxfp4", "bytes"), 320 + 20);
   EXPECT_EQ(value(t, "dtype", "nvfp4", "bytes"), 320 + 40 + 4);
+  // 16 x 16 blocks on 32 rows of 20: 2 x 2 blocks (the second column of blocks
+  // holds 4 columns), 4 scales.
+  EXPECT_EQ(value(t, "dtype", "nvfp4_2d", "bytes"), 320 + 4 + 4);
   // A partial block: 33 elements need two MX scales; 33 fp4 codes take 17 bytes.
   const auto odd = run_footprint({{"shape", "3x11"}}, {"float4_e2m1fn"});
   const lx::Table& o = table(odd, "footprint_tensor");
@@ -95,9 +98,12 @@ TEST(Footprint, BitsPerElementOfFormatsAndSchemes) {
   EXPECT_EQ(value(t, "dtype", "nvfp4", "block_size"), 16);
   // One row per format and one per block scheme (kernels/scaling.h's list).
 #define LPLAB_ONE(s, ...) +1
-  EXPECT_EQ(t.rows.size(), kDtypes.size() LPLAB_BLOCK_SCHEMES(LPLAB_ONE));
+  EXPECT_EQ(t.rows.size(), kDtypes.size() LPLAB_BLOCK_SCHEMES(LPLAB_ONE) LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_ONE));
 #undef LPLAB_ONE
   EXPECT_EQ(value(t, "dtype", "nvfp4_te", "storage_bits"), 4.5);
+  // 16 x 16 blocks: 4 + 8 / 256.
+  EXPECT_EQ(value(t, "dtype", "nvfp4_2d", "storage_bits"), 4.03125);
+  EXPECT_EQ(value(t, "dtype", "nvfp4_2d", "block_rows"), 16);
   // Each scheme's scale format is read from its type (kernels/scaling.h).
   std::map<std::string, std::string> scale;
   for (const lx::Row& r : t.rows)

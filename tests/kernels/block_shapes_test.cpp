@@ -347,3 +347,134 @@ TEST(BlockShapes, bad_calls_throw_before_writing) {
 
 }  // namespace
 }  // namespace lplab::kernels
+
+namespace lplab::kernels {
+namespace {
+
+// --- stochastic rounding inside block quantization ----------------------------
+
+// The scaled values quantize() rounds, from its scales and tensor scale by
+// scaling.h's formulas (written here per rule), then cvt.rs over the whole
+// tensor (cvt_rs_bulk, group g = elements [4g, 4g + 4)).
+template <class Elem, class Scale>
+std::vector<Elem> ref_stochastic(const BlockScaling<Elem, Scale>& s, const std::vector<float>& x, std::size_t cols,
+                                 const std::vector<Scale>& scales, float ts, const StochasticElements& r) {
+  const std::size_t n = x.size(), across = (cols + s.block_size - 1) / s.block_size;
+  constexpr float kMax = std::numeric_limits<float>::max();
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t row = i / cols, col = i % cols;
+    const Scale sc = scales[(row / s.block_rows) * across + col / s.block_size];
+    const float f = static_cast<float>(sc);
+    float k;
+    if (std::isnan(f)) {
+      k = 0.0f;  // a non-finite block: +0 elements
+    } else if (s.rule == ScaleRule::amax_ratio) {
+      k = f == 0 ? 0.0f : std::min(ts / f, kMax);
+    } else if (s.rule == ScaleRule::amax_ratio_te) {
+      // ts is the tensor's amax: s_enc = min(2688 / amax, FLT_MAX), 1 where that is 0.
+      float s_enc = ts == 0 ? kMax : std::min(2688.0f / ts, kMax);
+      if (s_enc == 0) s_enc = 1.0f;
+      k = std::min(1.0f / (f * (1.0f / s_enc)), kMax);
+    } else {
+      k = std::ldexp(1.0f, -std::ilogb(f));  // 2^-X
+    }
+    v[i] = x[i] * k;
+    if (std::isnan(f) || (s.rule == ScaleRule::amax_ratio_te && (v[i] == 0 || std::isnan(v[i])))) v[i] = 0.0f;
+  }
+  std::vector<Elem> out(n);
+  cvt_rs_bulk<CvtRsFormOf<Elem>::value>(v.data(), n, out.data(), r.stream, r.seed, r.subsequence, *r.layout);
+  return out;
+}
+
+template <class Elem, class Scale>
+void expect_stochastic(const BlockScaling<Elem, Scale>& s, std::size_t rows, std::size_t cols, std::uint32_t seed,
+                       const StochasticElements& r, const std::string& what) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> x(rows * cols);
+  for (auto& v : x) v = d(rng) * (rng() % 50 == 0 ? 300.0f : 1.0f);
+  if (seed % 2 == 1) x[x.size() / 3] = std::numeric_limits<float>::infinity(), x[7] = -0.0f;
+  std::vector<Elem> nearest(x.size()), sr(x.size());
+  std::vector<Scale> sn(scales_needed(s, x.size(), cols)), ss(sn.size());
+  float tn = -1, tss = -2;
+  quantize(s, std::span<const float>(x), cols, std::span<Elem>(nearest), std::span<Scale>(sn), &tn);
+  quantize_stochastic(s, std::span<const float>(x), cols, std::span<Elem>(sr), std::span<Scale>(ss), r, &tss);
+  ASSERT_EQ(bits(tss), bits(tn)) << what;
+  for (std::size_t b = 0; b < sn.size(); ++b) ASSERT_EQ(code(ss[b]), code(sn[b])) << what << ", block " << b;
+  const auto want = ref_stochastic(s, x, cols, sn, tn, r);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(code(sr[i]), code(want[i])) << what << ": element " << i << " = " << x[i];
+    differ += code(sr[i]) != code(nearest[i]);
+  }
+  EXPECT_GT(differ, x.size() / 50) << what << ": stochastic rounding should depart from nearest often";
+}
+
+TEST(StochasticBlocks, elements_are_cvt_rs_of_the_scaled_values) {
+  const StochasticElements philox{.stream = RbitsStream::philox, .seed = 42, .subsequence = 3};
+  const StochasticElements own{.stream = RbitsStream::lplab, .seed = 9, .layout = &kRbitsSm103a};
+  for (std::uint32_t seed = 0; seed < 4; ++seed) {
+    const auto& r = seed % 2 == 0 ? philox : own;
+    const std::string tag = ", seed " + std::to_string(seed);
+    expect_stochastic(nvfp4, 24, 160, seed, r, "nvfp4" + tag);  // 3840 elements: several of the fast path's chunks
+    expect_stochastic(nvfp4_te, 24, 160, seed, r, "nvfp4_te" + tag);
+    expect_stochastic(nvfp4_2d, 48, 96, seed, r, "nvfp4_2d" + tag);
+    expect_stochastic(mxfp8_e4m3, 8, 256, seed, r, "mxfp8_e4m3" + tag);
+    expect_stochastic(mxfp8_e5m2, 8, 256, seed, r, "mxfp8_e5m2" + tag);
+    expect_stochastic(BlockScaling<float6_e3m2fn, float8_e8m0fnu>{.rule = ScaleRule::rceil}, 5, 96, seed, r,
+                      "mxfp6_e3m2 rceil" + tag);
+    expect_stochastic(BlockScaling<float6_e2m3fn, float8_e8m0fnu>{.block_size = 16, .block_rows = 2}, 6, 50, seed,
+                      r, "e2m3 2x16, rows of 50" + tag);
+  }
+}
+
+TEST(StochasticBlocks, threads_and_chunks_do_not_change_the_codes) {
+  std::vector<float> x(1 << 19);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (auto& v : x) v = d(rng);
+  std::vector<float4_e2m1fn> one(x.size()), two(x.size());
+  std::vector<float8_e4m3fn> s1(scales_needed(nvfp4, x.size(), 4096)), s2(s1.size());
+  float t1 = 0, t2 = 0;
+  const StochasticElements r{.seed = 5};
+  quantize_stochastic(nvfp4, std::span<const float>(x), 4096, std::span(one), std::span(s1), r, &t1, 1);
+  quantize_stochastic(nvfp4, std::span<const float>(x), 4096, std::span(two), std::span(s2), r, &t2, 2);
+  ASSERT_EQ(bits(t1), bits(t2));
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(code(one[i]), code(two[i])) << i;
+}
+
+// Unbiased where nearest is not: 2.25 in blocks whose amax 6 gives scale 1
+// lies between E2M1's 2 and 3; nearest always gives 2, cvt.rs gives 3 with
+// probability 1/4 (8 random bits: exactly 64/256).
+TEST(StochasticBlocks, the_mean_over_seeds_is_the_value) {
+  std::vector<float> x(32 * 64, 2.25f);
+  for (std::size_t b = 0; b < 64; ++b) x[b * 32] = 6.0f;
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    std::vector<float4_e2m1fn> q(x.size());
+    std::vector<float8_e8m0fnu> sc(64);
+    quantize_stochastic(mxfp4, std::span<const float>(x), 32, std::span(q), std::span(sc), {.seed = seed});
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (i % 32 != 0) sum += static_cast<double>(q[i]) * static_cast<double>(sc[i / 32]), ++count;
+  }
+  // 396,800 draws of 2 or 3: the mean's standard deviation is 0.0007.
+  EXPECT_NEAR(sum / static_cast<double>(count), 2.25, 0.004);
+}
+
+TEST(StochasticBlocks, formats_without_cvt_rs_are_refused) {
+  const std::vector<float> x(32, 1.0f);
+  std::vector<float8_e4m3fnuz> q(32);
+  std::vector<float8_e8m0fnu> sc(1);
+  try {
+    quantize_stochastic(BlockScaling<float8_e4m3fnuz, float8_e8m0fnu>{}, std::span<const float>(x), 32,
+                        std::span(q), std::span(sc), {});
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("float8_e4m3fnuz has no cvt.rs form"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace lplab::kernels

@@ -16,7 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "lplab/experiments/recipe_rows.h"
 #include "lplab/formats.h"
+#include "lplab/kernels/recipes.h"
 #include "lplab/kernels/scaling.h"
 
 namespace lplab::experiments::scaled {
@@ -36,6 +38,20 @@ void record_elements(RoundTrip& r, const std::vector<Elem>& q) {
   for (std::size_t i = 0; i < q.size(); ++i) r.elem[i] = static_cast<double>(q[i]);
   r.elem_max = static_cast<double>(finfo<Elem>::max);
   r.elem_smallest_normal = static_cast<double>(finfo<Elem>::smallest_normal);
+}
+
+// A matrix scheme (blocks of block_rows x block_size, kernels/scaling.h) on rows of `cols`.
+template <class Elem, class Scale>
+RoundTrip round_trip(const kernels::BlockScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols) {
+  std::vector<Elem> q(x.size());
+  std::vector<Scale> sc(kernels::scales_needed(s, x.size(), cols));
+  float s_enc = 1.0f;
+  kernels::quantize(s, x, cols, q, sc, &s_enc);
+  RoundTrip r;
+  r.y.resize(x.size());
+  kernels::dequantize(s, q, cols, sc, r.y, s_enc);
+  record_elements(r, q);
+  return r;
 }
 
 template <class Elem, class Scale>
@@ -99,6 +115,7 @@ enum class Kind {
   tensor,   // Transformer Engine's current scaling: one scale from the tensor's own amax
   delayed,  // Transformer Engine's DelayedScaling: row t scaled by the amaxes of the rows before it
   tile,     // DeepSeek-V3's fine-grained tiles, fp32 scales
+  recipe,   // one treatment of a named recipe's operands (recipe_rows.h)
 };
 
 inline constexpr std::string_view kind_name(Kind k) {
@@ -107,6 +124,7 @@ inline constexpr std::string_view kind_name(Kind k) {
     case Kind::tensor: return "tensor";
     case Kind::delayed: return "delayed";
     case Kind::tile: return "tile";
+    case Kind::recipe: return "recipe";
   }
   return "?";
 }
@@ -120,9 +138,13 @@ inline constexpr std::size_t kSampleRow = 1024;
 inline std::string sample_rows_note() {
   return "the schemes read the values as a matrix of rows of " + std::to_string(kSampleRow) +
          " (the last may be shorter): deepseek_1x128 scales each 1 x 128 tile, deepseek_128x128 each 128 x 128 "
-         "block (fp32 scales, DeepSeek-V3 section 3.3.1); the _delayed rows are Transformer Engine's "
+         "block (fp32 scales, DeepSeek-V3 section 3.3.1), nvfp4_2d and nvfp4_te_2d each 16 x 16 block (NVFP4 "
+         "training's weights); the _delayed rows are Transformer Engine's "
          "DelayedScaling (margin 0, history 1024, max) with each row one training step: row t is scaled by the "
-         "amaxes of the rows before it, row 0 by TE's initial scale 1";
+         "amaxes of the rows before it, row 0 by TE's initial scale 1; a recipe's rows (recipe/uses, lplab "
+         "recipe show) are each distinct treatment of its GEMM operands, Hadamard transform and stochastic "
+         "rounding (cvt.rs, Philox seed 0) included; a transformed operand is transformed back before it is "
+         "measured";
 }
 
 // One scheme: its name (as in the MX specification and Transformer Engine),
@@ -140,8 +162,11 @@ struct Scheme {
 // schemes are E4M3 with 1 x 128 activation tiles and 128 x 128 weight blocks.
 #define LPLAB_BLOCK_SCHEME_ENTRY(s, ...) \
   Scheme{#s, Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::s, x); }},
+#define LPLAB_MATRIX_SCHEME_ENTRY(s, ...) \
+  Scheme{#s, Kind::block, [](In x, std::size_t c) { return detail::round_trip(kernels::s, x, c); }},
 inline constexpr auto schemes = std::to_array<Scheme>({
     LPLAB_BLOCK_SCHEMES(LPLAB_BLOCK_SCHEME_ENTRY)  // kernels/scaling.h
+    LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_MATRIX_SCHEME_ENTRY)
     {"fp8_e4m3_tensor", Kind::tensor, [](In x, std::size_t) { return detail::round_trip(kernels::fp8_e4m3_tensor, x); }},
     {"fp8_e5m2_tensor", Kind::tensor, [](In x, std::size_t) { return detail::round_trip(kernels::fp8_e5m2_tensor, x); }},
     {"fp8_e4m3_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e4m3_delayed, x, c); }},
@@ -149,6 +174,7 @@ inline constexpr auto schemes = std::to_array<Scheme>({
     {"deepseek_1x128", Kind::tile, [](In x, std::size_t c) { return detail::round_trip(kernels::deepseek_activations, x, c); }},
     {"deepseek_128x128", Kind::tile, [](In x, std::size_t c) { return detail::round_trip(kernels::deepseek_weights, x, c); }},
 });
+#undef LPLAB_MATRIX_SCHEME_ENTRY
 #undef LPLAB_BLOCK_SCHEME_ENTRY
 
 // The scheme called `name`, or nullptr.
@@ -167,13 +193,64 @@ inline std::vector<std::string_view> scheme_names(std::initializer_list<Kind> ki
   return v;
 }
 
-// The round trip of x, a matrix of rows of `cols` values (0: one row),
-// through the scheme called `name`; std::invalid_argument for a name not in
-// the table.
-inline RoundTrip round_trip(std::string_view name, std::span<const float> x, std::size_t cols = 0) {
+// The schemes and the recipes (kernels/recipes.h), each by name: the
+// choices of the experiments' `schemes` parameters.
+inline std::vector<std::string> scheme_and_recipe_names(std::initializer_list<Kind> kinds = {}) {
+  std::vector<std::string> v;
+  for (std::string_view s : scheme_names(kinds)) v.emplace_back(s);
+  for (const kernels::Recipe& r : kernels::recipes()) v.emplace_back(r.name);
+  return v;
+}
+
+// The rows `names` ask for: a scheme is itself, a recipe its operands'
+// treatments that lplab runs (recipe_rows.h), each once, in order. Why a
+// recipe's other treatments are not run goes to *not_run, one line each.
+inline std::vector<std::string> expand(const std::vector<std::string>& names,
+                                       std::vector<std::string>* not_run = nullptr) {
+  std::vector<std::string> rows;
+  auto add = [&](const std::string& s) {
+    if (std::find(rows.begin(), rows.end(), s) == rows.end()) rows.push_back(s);
+  };
+  for (const std::string& n : names) {
+    const std::vector<RecipeRow> rr = recipe_rows(n);
+    if (rr.empty()) {
+      add(n);
+      continue;
+    }
+    for (const RecipeRow& r : rr) {
+      if (r.not_run.empty())
+        add(r.name);
+      else if (not_run != nullptr)
+        not_run->push_back(r.name + " is not run: " + r.not_run);
+    }
+  }
+  return rows;
+}
+
+// How the row called `name` rounds its elements: every scheme to nearest-even,
+// a recipe's gradients stochastically (cvt.rs).
+inline const char* rounding_of(std::string_view name) {
+  RecipeRow row;
+  if (find_scheme(name) == nullptr && find_recipe_row(name, row))
+    return row.operand.round == Round::stochastic ? "stochastic" : "nearest_even";
+  return "nearest_even";
+}
+
+// How the row called `name` scales: its scheme's kind, or Kind::recipe.
+inline Kind kind_of(std::string_view name) {
   const Scheme* s = find_scheme(name);
-  if (s == nullptr) throw std::invalid_argument("unknown scaling scheme " + std::string(name));
-  return s->round_trip(x, cols == 0 ? std::max<std::size_t>(x.size(), 1) : cols);
+  return s != nullptr ? s->kind : Kind::recipe;
+}
+
+// The round trip of x, a matrix of rows of `cols` values (0: one row),
+// through the scheme or recipe row called `name`; std::invalid_argument for
+// a name that is neither.
+inline RoundTrip round_trip(std::string_view name, std::span<const float> x, std::size_t cols = 0) {
+  const std::size_t c = cols == 0 ? std::max<std::size_t>(x.size(), 1) : cols;
+  if (const Scheme* s = find_scheme(name)) return s->round_trip(x, c);
+  RecipeRow row;
+  if (find_recipe_row(name, row)) return recipe_round_trip(row, x, c);
+  throw std::invalid_argument("unknown scaling scheme " + std::string(name));
 }
 
 }  // namespace lplab::experiments::scaled

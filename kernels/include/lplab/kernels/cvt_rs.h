@@ -156,6 +156,20 @@ struct CvtRsFormTraits;
 LPLAB_CVT_RS_FORMS(LPLAB_CVT_RS_TRAITS)
 #undef LPLAB_CVT_RS_TRAITS
 
+// The form whose destination is T (CvtRsFormOf<float4_e2m1fn>::value is
+// e2m1x4), for the formats that have one.
+template <class T>
+struct CvtRsFormOf;
+#define LPLAB_CVT_RS_FORM_OF(form, T, bits_k, n, doc)          \
+  template <>                                                  \
+  struct CvtRsFormOf<T> {                                      \
+    static constexpr CvtRsForm value = CvtRsForm::form;        \
+  };
+LPLAB_CVT_RS_FORMS(LPLAB_CVT_RS_FORM_OF)
+#undef LPLAB_CVT_RS_FORM_OF
+template <class T>
+concept CvtRsDestination = requires { CvtRsFormOf<T>::value; };
+
 // Element j's random bits (j in memory order) for form F from rbits.
 template <CvtRsForm F>
 LPLAB_HD constexpr std::uint32_t cvt_rs_element_bits(std::uint32_t rbits, int j, const RbitsLayout& layout) noexcept {
@@ -214,17 +228,18 @@ inline const RbitsLayout* rbits_layout_named(std::string_view name) noexcept {
 
 // x converted as a sequence of cvt.rs instructions would convert it: group
 // g = elements [g * lanes, (g + 1) * lanes) in one instruction with
-// rbits_of(stream, seed, subsequence, g); a short last group is padded with
-// zeros, which are not stored. out.size() == x.size(). The codes depend on
-// nothing but the arguments.
+// rbits_of(stream, seed, subsequence, first_group + g); a short last group is
+// padded with zeros, which are not stored. out.size() == x.size(). The codes
+// depend on nothing but the arguments (first_group: where x lies in a
+// larger tensor converted piece by piece).
 template <CvtRsForm F>
 void cvt_rs_bulk(const float* x, std::size_t n, typename CvtRsFormTraits<F>::type* out, RbitsStream stream,
                  std::uint64_t seed, std::uint64_t subsequence, const RbitsLayout& layout, bool relu = false,
-                 bool satfinite = true) {
+                 bool satfinite = true, std::uint64_t first_group = 0) {
   using Tr = CvtRsFormTraits<F>;
   using T = typename Tr::type;
   for (std::size_t g = 0; g * Tr::lanes < n; ++g) {
-    const std::uint32_t r = rbits_of(stream, seed, subsequence, g);
+    const std::uint32_t r = rbits_of(stream, seed, subsequence, first_group + g);
     for (int j = 0; j < Tr::lanes && g * Tr::lanes + j < n; ++j) {
       const std::size_t i = g * Tr::lanes + static_cast<std::size_t>(j);
       out[i] = cvt_rs<T>(x[i], cvt_rs_element_bits<F>(r, j, layout), Tr::K, relu, satfinite);

@@ -184,6 +184,7 @@
 #include <vector>
 
 #include "lplab/formats.h"
+#include "lplab/kernels/cvt_rs.h"
 #include "lplab/kernels/packed.h"
 #include "lplab/kernels/scale_rules.h"      // ScaleRule, and the rules below as portable code
 #include "lplab/kernels/scaling_formats.h"  // BlockElement, BlockScale, BlockPair: the formats' lists
@@ -352,6 +353,28 @@ template <BlockElement Elem, BlockScale Scale>
 void dequantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const std::uint8_t> bytes, std::size_t cols,
                        std::span<const std::type_identity_t<Scale>> scales, std::span<float> y,
                        float tensor_scale = 1.0f);
+
+// Stochastic rounding of the elements, as NVFP4 training rounds gradients
+// (arXiv 2509.25149 section 4.3; Transformer Engine's NVFP4 quantizer with
+// stochastic_rounding): the scales, the tensor scale and the scaled values
+// x_i * k are quantize()'s, and each group of 4 consecutive elements (in
+// memory order over the whole tensor, group g = elements [4g, 4g + 4)) is one
+// cvt.rs.satfinite instruction of the element's x4 form (cvt_rs.h) with
+// rbits_of(stream, seed, subsequence, g) split among its elements by the
+// layout -- cvt_rs_bulk over the scaled values. A non-finite block's +0
+// elements are +0 whatever their bits. The codes depend on the arguments
+// only, not on `threads`. Elements without a cvt.rs form (the fnuz FP8
+// types) throw std::invalid_argument.
+struct StochasticElements {
+  RbitsStream stream = RbitsStream::philox;
+  std::uint64_t seed = 0;
+  std::uint64_t subsequence = 0;  // torchtitan keys the stream per rank with it
+  const RbitsLayout* layout = &kRbitsSm100a;
+};
+template <BlockElement Elem, BlockScale Scale>
+void quantize_stochastic(const BlockScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols,
+                         std::span<std::type_identity_t<Elem>> elems, std::span<std::type_identity_t<Scale>> scales,
+                         const StochasticElements& rounding, float* tensor_scale = nullptr, unsigned threads = 1);
 
 // ---------------------------------------------------------------------------
 // Per-tensor scaling.
