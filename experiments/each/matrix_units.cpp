@@ -37,6 +37,7 @@
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/mma.h"
+#include "lplab/kernels/recipes.h"
 #include "lplab/kernels/scaling.h"
 #include "matmul_errors.h"
 #include "lplab/experiments/sampling.h"
@@ -182,8 +183,12 @@ void run_plain(const Context& ctx, const FormatEntry& f, const std::vector<Case>
 // One scheme's two rows for one k (grid points first, first + 1): the
 // quantized operands' exact product, and the instruction on the elements
 // and scales, each against the exact product of the unquantized samples.
+// A's and B's schemes may differ in shape and rule (a recipe's fprop: NVFP4
+// activations in 1 x 16 blocks, weights in 16 x 16), not in formats: one
+// instruction takes both.
 template <class Elem, class Scale>
-void run_block(const Context& ctx, std::string_view name, const k::BlockScaling<Elem, Scale>& scheme, bool positive,
+void run_block(const Context& ctx, std::string_view name, const k::BlockScaling<Elem, Scale>& scheme_a,
+               const k::BlockScaling<Elem, Scale>& scheme_b, const k::MmaInstruction* inst, bool positive,
                std::size_t kk, std::uint64_t first, Table& table) {
   if (!ctx.shard.owns(first) && !ctx.shard.owns(first + 1)) return;
   const Params& p = ctx.params;
@@ -202,17 +207,17 @@ void run_block(const Context& ctx, std::string_view name, const k::BlockScaling<
                  k::MatmulOptions{.accumulator = k::accumulators::fp64});
   const std::vector<double> abs_sum = matmul_abs_sums(m, n, kk, a.data(), b.data());
 
+  // Both K-major: A's rows and B^T's rows of kk, blocks along K.
   std::vector<Elem> qa(m * kk), qbt(n * kk);
-  std::vector<Scale> sa(k::scales_needed(scheme, m * kk)), sbt(k::scales_needed(scheme, n * kk));
+  std::vector<Scale> sa(k::scales_needed(scheme_a, m * kk, kk)), sbt(k::scales_needed(scheme_b, n * kk, kk));
   float ta = 1.0f, tb = 1.0f;
-  k::quantize(scheme, std::span<const float>(a), std::span<Elem>(qa), std::span<Scale>(sa), &ta);
-  k::quantize(scheme, std::span<const float>(bt), std::span<Elem>(qbt), std::span<Scale>(sbt), &tb);
-  const k::MmaInstruction* inst = block_instruction(scheme);
+  k::quantize(scheme_a, std::span<const float>(a), kk, std::span<Elem>(qa), std::span<Scale>(sa), &ta);
+  k::quantize(scheme_b, std::span<const float>(bt), kk, std::span<Elem>(qbt), std::span<Scale>(sbt), &tb);
   const std::string dist = positive ? "half_normal" : "normal";
   if (ctx.shard.owns(first)) {
     std::vector<float> da(m * kk), dbt(n * kk), db(kk * n);
-    k::dequantize(scheme, std::span<const Elem>(qa), std::span<const Scale>(sa), std::span<float>(da), ta);
-    k::dequantize(scheme, std::span<const Elem>(qbt), std::span<const Scale>(sbt), std::span<float>(dbt), tb);
+    k::dequantize(scheme_a, std::span<const Elem>(qa), kk, std::span<const Scale>(sa), std::span<float>(da), ta);
+    k::dequantize(scheme_b, std::span<const Elem>(qbt), kk, std::span<const Scale>(sbt), std::span<float>(dbt), tb);
     for (std::size_t t = 0; t < kk; ++t)
       for (std::size_t j = 0; j < n; ++j) db[t * n + j] = dbt[j * kk + t];
     std::vector<double> sums(m * n);
@@ -226,8 +231,8 @@ void run_block(const Context& ctx, std::string_view name, const k::BlockScaling<
   }
   if (ctx.shard.owns(first + 1)) {
     std::vector<float> out(m * n);
-    k::matmul(m, n, kk, k::BlockScaledOperand<Elem, Scale>{scheme, qa.data(), sa.data(), ta},
-              k::BlockScaledOperand<Elem, Scale>{scheme, qbt.data(), sbt.data(), tb}, out.data(),
+    k::matmul(m, n, kk, k::BlockScaledOperand<Elem, Scale>{scheme_a, qa.data(), sa.data(), ta},
+              k::BlockScaledOperand<Elem, Scale>{scheme_b, qbt.data(), sbt.data(), tb}, out.data(),
               k::MatmulOptions{.accumulator = k::instruction_accumulator(inst->name), .threads = ctx.threads});
     const MatmulErrors e = matmul_errors(out, ref, abs_sum);
     table.add(first + 1, {dist, std::string(name), std::string("quantized, instruction"), inst->name,
@@ -246,9 +251,47 @@ struct BlockScheme {
 #define LPLAB_MATRIX_UNIT_SCHEME(s, ...)                                                       \
   BlockScheme{#s, [] { return block_instruction(k::s); },                                  \
               [](const Context& c, bool pos, std::size_t kk, std::uint64_t g, Table& t) { \
-                run_block(c, #s, k::s, pos, kk, g, t);                                     \
+                run_block(c, #s, k::s, k::s, block_instruction(k::s), pos, kk, g, t);      \
               }},
-const BlockScheme kBlockSchemes[] = {LPLAB_BLOCK_SCHEMES(LPLAB_MATRIX_UNIT_SCHEME)};
+
+// A recipe's fprop GEMM (kernels/recipes.h) where Blackwell runs it on a
+// block-scaled instruction: A and B as the recipe quantizes them, through the
+// recipe's Blackwell preset. The element and scale types are named here; a
+// recipe whose operands are not them (or not block-scaled to nearest) is a
+// logic error, caught by the tests.
+template <class Elem, class Scale>
+k::BlockScaling<Elem, Scale> recipe_scheme(const k::RecipeOperand& o, std::string_view recipe) {
+  if (o.scaling != k::OperandScaling::block || o.format != finfo<Elem>::name ||
+      o.scale_format != finfo<Scale>::name || o.round != Round::nearest_even || o.hadamard || o.four_over_six)
+    throw std::logic_error("matrix_units: " + std::string(recipe) + "'s fprop operand is not a " +
+                           std::string(finfo<Elem>::name) + " block scheme");
+  return {.block_size = o.block.cols, .block_rows = o.block.rows, .rule = o.rule, .tensor_scale = o.tensor_scale};
+}
+const k::MmaInstruction* recipe_instruction(std::string_view recipe) {
+  const k::RecipeUnits* u = k::recipe_units(*k::find_recipe(recipe), "blackwell");
+  const std::string_view preset = u == nullptr ? "" : u->preset[static_cast<std::size_t>(k::GemmRole::fprop)];
+  const k::MmaInstruction* i = k::find_mma_instruction(preset);
+  if (i == nullptr) throw std::logic_error("matrix_units: " + std::string(recipe) + " has no Blackwell fprop preset");
+  return i;
+}
+template <class Elem, class Scale>
+void run_recipe(const Context& c, std::string_view recipe, bool pos, std::size_t kk, std::uint64_t g, Table& t) {
+  const k::RecipeGemm& fprop = k::find_recipe(recipe)->gemm[static_cast<std::size_t>(k::GemmRole::fprop)];
+  run_block(c, recipe, recipe_scheme<Elem, Scale>(fprop.a, recipe), recipe_scheme<Elem, Scale>(fprop.b, recipe),
+            recipe_instruction(recipe), pos, kk, g, t);
+}
+#define LPLAB_MATRIX_UNIT_RECIPE(r, Elem, Scale)                                            \
+  BlockScheme{#r, [] { return recipe_instruction(#r); },                                    \
+              [](const Context& c, bool pos, std::size_t kk, std::uint64_t g, Table& t) { \
+                run_recipe<Elem, Scale>(c, #r, pos, kk, g, t);                             \
+              }},
+const BlockScheme kBlockSchemes[] = {
+    LPLAB_BLOCK_SCHEMES(LPLAB_MATRIX_UNIT_SCHEME)
+    // The recipes whose fprop both operands block-scale to nearest (nvfp4_4over6's
+    // weights take Four Over Six, fp8_blockwise's fp32 scales no block-scaled operand).
+    LPLAB_MATRIX_UNIT_RECIPE(mxfp8, float8_e4m3fn, float8_e8m0fnu)
+    LPLAB_MATRIX_UNIT_RECIPE(nvfp4_training, float4_e2m1fn, float8_e4m3fn)};
+#undef LPLAB_MATRIX_UNIT_RECIPE
 #undef LPLAB_MATRIX_UNIT_SCHEME
 
 const BlockScheme& block_scheme(std::string_view name) {
@@ -528,7 +571,9 @@ Experiment matrix_units_experiment() {
               {.name = "block_schemes",
                .type = ParamType::list,
                .default_value = "mxfp8_e4m3,mxfp6_e2m3,mxfp4,nvfp4",
-               .help = "block-scaled schemes run through Blackwell's tcgen05 block-scaled instruction",
+               .help = "block-scaled schemes run through Blackwell's tcgen05 block-scaled instruction, and "
+                       "recipes (mxfp8, nvfp4_training: fprop's A and B as the recipe quantizes them, through "
+                       "its Blackwell preset)",
                .choices = block_scheme_names()},
               {.name = "seed", .type = ParamType::integer, .default_value = "1", .min = 0,
                .max = 9007199254740992.0 /* 2^53 */, .help = "seed of the operand samples", .choices = {}},

@@ -225,6 +225,57 @@ TEST(MatrixUnits, block_scaled_rows_equal_a_plain_loop_and_the_scalar_chain) {
   EXPECT_LT(eq.norm, 0.5);
 }
 
+// A recipe's fprop: nvfp4_training quantizes A (activations) in 1 x 16 blocks
+// and B (weights, n = 20 rows: a whole 16-row block and a partial one) in
+// 16 x 16 blocks, in TE's order, and runs its Blackwell preset; the row is
+// that instruction's chain with B's scales read from its block grid here.
+TEST(MatrixUnits, recipes_run_their_fprop_operands_through_their_preset) {
+  const std::size_t m = 2, n = 20, kk = 64;
+  const std::uint64_t seed = 3;
+  const auto tables = run_with({{"ks", "64"}, {"m", "2"}, {"n", "20"}, {"distributions", "normal"}, {"seed", "3"},
+                                {"block_schemes", "nvfp4_training,mxfp8"}},
+                               {"float16"});
+  const Table& t = table(tables, "matrix_units_block_scaled");
+  ASSERT_EQ(t.rows.size(), 4u);
+  EXPECT_EQ(text(t, t.rows[1], "scheme"), "nvfp4_training");
+  EXPECT_EQ(text(t, t.rows[1], "instruction"), "blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3");
+  EXPECT_EQ(text(t, t.rows[3], "instruction"), "blackwell.tcgen05.mxf8f6f4.block32.f32.e4m3.e4m3.ue8m0");
+  std::vector<float> a(m * kk), bt(n * kk);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(sample(seed, 2 * kk, i));
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t p = 0; p < kk; ++p) bt[j * kk + p] = static_cast<float>(sample(seed, 2 * kk + 1, p * n + j));
+  std::vector<float4_e2m1fn> qa(a.size()), qb(bt.size());
+  std::vector<float8_e4m3fn> sa(m * kk / 16), sb(2 * kk / 16);
+  float ta = 0, tb = 0;
+  k::quantize(k::nvfp4_te, std::span<const float>(a), kk, std::span(qa), std::span(sa), &ta);
+  k::quantize(k::nvfp4_te_2d, std::span<const float>(bt), kk, std::span(qb), std::span(sb), &tb);
+  const k::MmaInstruction* inst = k::find_mma_instruction(text(t, t.rows[1], "instruction"));
+  ASSERT_NE(inst, nullptr);
+  constexpr double M = 6.0 * 448.0;
+  const double alpha = static_cast<double>(ta * tb / static_cast<float>(M * M));  // TE's GEMM alpha
+  std::vector<double> instruction(m * n);
+  std::vector<long double> exact(m * n, 0.0L);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      std::vector<double> ea(kk), eb(kk), esa(kk / 16), esb(kk / 16);
+      for (std::size_t p = 0; p < kk; ++p) {
+        exact[i * n + j] += static_cast<long double>(a[i * kk + p]) * bt[j * kk + p];
+        ea[p] = static_cast<double>(qa[i * kk + p]);
+        eb[p] = static_cast<double>(qb[j * kk + p]);
+      }
+      for (std::size_t q = 0; q < kk / 16; ++q) {
+        esa[q] = static_cast<double>(sa[i * kk / 16 + q]);
+        esb[q] = static_cast<double>(sb[(j / 16) * (kk / 16) + q]);  // row j's 16 x 16 block
+      }
+      instruction[i * n + j] = static_cast<float>(k::mma_chain(*inst, ea, eb, 0.0, esa, esb) * alpha);
+    }
+  const Errors ei = errors(instruction, exact);
+  EXPECT_NEAR(num(t, t.rows[1], "rel_err_norm"), ei.norm, 1e-9 * ei.norm);
+  EXPECT_NEAR(num(t, t.rows[1], "rel_err_max"), ei.max, 1e-9 * ei.max);
+  EXPECT_GT(ei.norm, 1e-2);
+  EXPECT_LT(ei.norm, 0.5);
+}
+
 // What the models say about FP8 at k = 4096 with all-positive products:
 // Hopper's and Ada's 13 fraction bits lose about 2^-13 per chained
 // instruction's sum (DeepSeek-V3 3.3.2: "nearly 2%" at this k), promotion
