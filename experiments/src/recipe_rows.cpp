@@ -27,9 +27,8 @@ constexpr bool same_treatment(const k::RecipeOperand& a, const k::RecipeOperand&
 }
 
 std::string why_not_run(const k::RecipeOperand& o) {
-  if (o.four_over_six && !(o.block == k::BlockShape{1, 16}))
-    return "Four Over Six on " + k::block_text(o) +
-           " blocks: four_over_six.h takes 1 x 16 blocks (TE sums the 2D tile's errors)";
+  if (o.four_over_six && !(o.block == k::BlockShape{1, 16}) && !(o.block == k::BlockShape{16, 16}))
+    return "Four Over Six on " + k::block_text(o) + " blocks: four_over_six.h takes 1 x 16 and 16 x 16 blocks";
   if (o.four_over_six && o.round != Round::nearest_even) return "Four Over Six with stochastic rounding";
   return "";
 }
@@ -66,16 +65,16 @@ RoundTrip scale_and_round(const RecipeRow& row, std::span<const float> x, std::s
   }
   if (o.four_over_six) {
     if constexpr (std::is_same_v<E, float4_e2m1fn>) {
-      if (cols % 16 != 0) refuse(row, "Four Over Six's 1 x 16 blocks need rows of a multiple of 16");
       const k::FourOverSix p{.metric = k::FourOverSixMetric::mae, .e4m3_max = 256.0f,
                              .order = k::FourOverSixOrder::te};
+      const std::size_t rows = (x.size() + cols - 1) / cols, br = static_cast<std::size_t>(o.block.rows);
       std::vector<E> q(x.size());
-      std::vector<float8_e4m3fn> sc((x.size() + 15) / 16);
+      std::vector<float8_e4m3fn> sc((rows + br - 1) / br * ((cols + 15) / 16));
       float amax = 0;
-      k::quantize_four_over_six(p, x, q, sc, &amax);
+      k::quantize_four_over_six(p, x, cols, o.block.rows, q, sc, &amax);
       RoundTrip r;
       r.y.resize(x.size());
-      k::dequantize_four_over_six(p, q, sc, amax, r.y);
+      k::dequantize_four_over_six(p, q, cols, o.block.rows, sc, amax, r.y);
       detail::record_elements(r, q);
       return r;
     } else {

@@ -283,21 +283,25 @@ def hadamard(x: Any, *, signs: int = 0xD7E8, inverse: bool = False, bf16: bool |
 
 
 @_documented
-def quantize_four_over_six(x: Any, *, metric: str = "mse", e4m3_max: float = 256.0, order: str = "fouroversix"):
+def quantize_four_over_six(x: Any, *, metric: str = "mse", e4m3_max: float = 256.0, order: str = "fouroversix",
+                           block_rows: int = 1):
     """Four Over Six NVFP4 (arXiv 2512.02010): each block of 16 scaled to a
     maximum of 6 or of 4, whichever has the smaller error. metric: one of
-    {four_over_six_metric}; order: one of {four_over_six_order}. Returns
+    {four_over_six_metric}; order: one of {four_over_six_order}. block_rows=16
+    (order="te"): x is a matrix and each 16 x 16 block chooses for all its
+    rows, as Transformer Engine's 2D weights do (docs/recipes.md). Returns
     (codes, scales, amax, blocks that kept 4)."""
     arr, _ = _operand(x)
-    codes, scales, amax, fours = _lplab.quantize_four_over_six(arr, metric, e4m3_max, order)
+    codes, scales, amax, fours = _lplab.quantize_four_over_six(arr, metric, e4m3_max, order, block_rows)
     return Array(codes, "float4_e2m1fn"), Array(scales, "float8_e4m3fn"), amax, fours
 
 
-def dequantize_four_over_six(codes: Any, scales: Any, amax: float, *, e4m3_max: float = 256.0) -> np.ndarray:
+def dequantize_four_over_six(codes: Any, scales: Any, amax: float, *, e4m3_max: float = 256.0,
+                             block_rows: int = 1) -> np.ndarray:
     """((q * s) * amax) / (6 * e4m3_max) for quantize_four_over_six's codes and scales."""
     c, _ = _operand(codes, "float4_e2m1fn", "codes")
     s, _ = _operand(scales, "float8_e4m3fn", "scales")
-    return _lplab.dequantize_four_over_six(c, s, amax, e4m3_max)
+    return _lplab.dequantize_four_over_six(c, s, amax, e4m3_max, block_rows)
 
 
 def recipes() -> list[str]:

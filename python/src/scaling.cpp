@@ -478,7 +478,7 @@ void bind_recipe_parts(nb::module_& m) {
         nb::arg("x"), nb::arg("signs"), nb::arg("inverse"), nb::arg("bf16"),
         "The random Hadamard transform along the last dimension, in groups of 16.");
   m.def("quantize_four_over_six",
-        [](const InArray& x, const std::string& metric, float e4m3_max, const std::string& order) {
+        [](const InArray& x, const std::string& metric, float e4m3_max, const std::string& order, int block_rows) {
           const FloatInput in = float_input(x, "x");
           const kernels::FourOverSix p{runtime::parse<kernels::FourOverSixMetric>(metric), e4m3_max,
                                        runtime::parse<kernels::FourOverSixOrder>(order)};
@@ -486,7 +486,14 @@ void bind_recipe_parts(nb::module_& m) {
           if (!in.op.shape.empty() && in.op.shape.back() % 16 != 0)
             value_error(fmt::format("x: the last dimension ({}) must be a multiple of 16 (1 x 16 blocks)",
                                     in.op.shape.back()));
-          const std::size_t blocks = (v.size() + 15) / 16;
+          if (block_rows != 1 && block_rows != 16) value_error(fmt::format("block_rows: 1 or 16, not {}", block_rows));
+          if (block_rows == 16 && in.op.shape.size() < 2)
+            value_error("block_rows=16: x must be a matrix (the last dimension a row)");
+          if (block_rows == 16 && p.order != kernels::FourOverSixOrder::te)
+            value_error("block_rows=16: 16 x 16 blocks are Transformer Engine's (order='te')");
+          const std::size_t cols = block_rows == 16 ? in.op.shape.back() : 0;
+          const std::size_t rows = cols == 0 ? 0 : v.size() / cols;
+          const std::size_t blocks = cols == 0 ? (v.size() + 15) / 16 : (rows + 15) / 16 * (cols / 16);
           OutArray codes = new_codes(format_named("float4_e2m1fn"), in.op.shape);
           OutArray scales = new_codes(format_named("float8_e4m3fn"), {blocks});
           float amax = 0;
@@ -495,25 +502,37 @@ void bind_recipe_parts(nb::module_& m) {
           const std::span<float8_e4m3fn> sc(static_cast<float8_e4m3fn*>(scales.data()), blocks);
           {
             nb::gil_scoped_release release;
-            kernels::quantize_four_over_six(p, v, q, sc, &amax, &fours);
+            if (cols == 0)
+              kernels::quantize_four_over_six(p, v, q, sc, &amax, &fours);
+            else
+              kernels::quantize_four_over_six(p, v, cols, 16, q, sc, &amax, &fours);
           }
           return nb::make_tuple(codes, scales, amax, fours);
         },
-        nb::arg("x"), nb::arg("metric"), nb::arg("e4m3_max"), nb::arg("order"),
+        nb::arg("x"), nb::arg("metric"), nb::arg("e4m3_max"), nb::arg("order"), nb::arg("block_rows") = 1,
         "Four Over Six: (E2M1 codes, E4M3 scales, amax, blocks that kept 4).");
   m.def("dequantize_four_over_six",
-        [](const InArray& codes, const InArray& scales, float amax, float e4m3_max) {
+        [](const InArray& codes, const InArray& scales, float amax, float e4m3_max, int block_rows) {
           const Operand c = operand(codes, "float4_e2m1fn", "codes");
           if (!c.contiguous()) value_error("codes: must be contiguous");
-          const std::span<const float8_e4m3fn> s = codes_input<float8_e4m3fn>(scales, "scales", (c.size + 15) / 16);
+          if (block_rows != 1 && block_rows != 16) value_error(fmt::format("block_rows: 1 or 16, not {}", block_rows));
+          if (block_rows == 16 && (c.shape.size() < 2 || c.shape.back() % 16 != 0))
+            value_error("block_rows=16: codes must be a matrix with rows of a multiple of 16");
+          const std::size_t cols = block_rows == 16 ? c.shape.back() : 0;
+          const std::size_t blocks = cols == 0 ? (c.size + 15) / 16 : (c.size / cols + 15) / 16 * (cols / 16);
+          const std::span<const float8_e4m3fn> s = codes_input<float8_e4m3fn>(scales, "scales", blocks);
           OutArray y = new_array(nb::dtype<float>(), c.shape);
           const std::span<float> out(static_cast<float*>(y.data()), c.size);
+          const std::span<const float4_e2m1fn> q(static_cast<const float4_e2m1fn*>(c.data), c.size);
           nb::gil_scoped_release release;
-          kernels::dequantize_four_over_six({.e4m3_max = e4m3_max},
-                                            {static_cast<const float4_e2m1fn*>(c.data), c.size}, s, amax, out);
+          const kernels::FourOverSix p{.e4m3_max = e4m3_max, .order = kernels::FourOverSixOrder::te};
+          if (cols == 0)
+            kernels::dequantize_four_over_six(p, q, s, amax, out);
+          else
+            kernels::dequantize_four_over_six(p, q, cols, 16, s, amax, out);
           return y;
         },
-        nb::arg("codes"), nb::arg("scales"), nb::arg("amax"), nb::arg("e4m3_max"),
+        nb::arg("codes"), nb::arg("scales"), nb::arg("amax"), nb::arg("e4m3_max"), nb::arg("block_rows") = 1,
         "((q * s) * amax) / (6 * e4m3_max), element by element.");
   m.def("recipes",
         []() {

@@ -309,3 +309,21 @@ def test_stochastic_rounding_of_blocks_is_cvt_rs_of_the_scaled_values():
         lplab.quantize(x, "nvfp4", rounding="up")
     with pytest.raises(ValueError, match="no cvt.rs form"):
         lplab.quantize(x, None, elem="float8_e4m3fnuz", scale="e8m0", rounding="cvt_rs")
+
+
+def test_four_over_six_16x16_blocks_choose_for_all_their_rows():
+    """A 16 x 16 block of 5 with one 6: 5/6 of the maximum ties 4 and 6 on the
+    6-grid (error 1) and lands on 3 of the 4-grid (error 0.5): the block maps
+    to 4, each value 4.5 or 6."""
+    x = np.full((16, 32), 5.0, np.float32)
+    x[0, 3] = 6.0
+    x[:, 16:] = np.linspace(-1, 1, 16 * 16, dtype=np.float32).reshape(16, 16)
+    q, s, amax, fours = lplab.quantize_four_over_six(x, metric="mae", order="te", block_rows=16)
+    assert s.shape == (2,) and fours >= 1
+    back = lplab.dequantize_four_over_six(q, s, amax, block_rows=16)
+    assert back.shape == (16, 32)
+    left = back[:, :16]
+    assert set(np.unique(left)) <= {np.float32(4.5), np.float32(6.0)}
+    assert abs(left[5, 5] - 4.5) < 0.01
+    with pytest.raises(ValueError, match="order='te'"):
+        lplab.quantize_four_over_six(x, block_rows=16)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lplab/experiments/scaled.h"
+#include "lplab/kernels/four_over_six.h"
 #include "lplab/kernels/hadamard.h"
 #include "lplab/kernels/scaling.h"
 
@@ -50,14 +51,9 @@ TEST(RecipeRows, each_distinct_treatment_is_one_row_named_by_its_uses) {
   EXPECT_EQ(names(recipe_rows("mxfp8")),
             (std::vector<std::string>{"mxfp8/fprop.a+fprop.b+dgrad.a+dgrad.b+wgrad.a+wgrad.b"}));
   EXPECT_TRUE(recipe_rows("mxfp4").empty());  // a scheme, not a recipe
-  // Every recipe's rows run, except Four Over Six on 16 x 16 weights, which says why.
+  // Every recipe's rows run.
   for (const k::Recipe& r : k::recipes())
     for (const RecipeRow& row : recipe_rows(r.name)) {
-      if (row.name == "nvfp4_4over6/fprop.b+dgrad.b") {
-        EXPECT_NE(row.not_run.find("Four Over Six on 16x16 blocks"), std::string::npos) << row.not_run;
-        EXPECT_THROW(round_trip(row.name, sample(2048, 1), 1024), std::invalid_argument);
-        continue;
-      }
       EXPECT_EQ(row.not_run, "") << row.name;
       const auto x = sample(4096 + 512, 2);
       const RoundTrip t = round_trip(row.name, x, kSampleRow);
@@ -71,9 +67,34 @@ TEST(RecipeRows, each_distinct_treatment_is_one_row_named_by_its_uses) {
   std::vector<std::string> not_run;
   const auto rows = expand({"mxfp4", "nvfp4_4over6", "mxfp4"}, &not_run);
   EXPECT_EQ(rows.front(), "mxfp4");
-  EXPECT_EQ(rows.size(), 1 + 4u);  // mxfp4 once, and 4over6's rows but the weights'
-  ASSERT_EQ(not_run.size(), 1u);
-  EXPECT_NE(not_run[0].find("nvfp4_4over6/fprop.b+dgrad.b is not run"), std::string::npos) << not_run[0];
+  EXPECT_EQ(rows.size(), 1 + 5u);  // mxfp4 once, and 4over6's five treatments
+  EXPECT_TRUE(not_run.empty());
+  // A treatment lplab cannot run says why, and runs nothing.
+  RecipeRow odd = recipe_rows("nvfp4_4over6")[1];
+  odd.operand.block = {2, 16};
+  odd.not_run = "Four Over Six on 2x16 blocks";
+  try {
+    recipe_round_trip(odd, sample(64, 1), 32);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("nvfp4_4over6/fprop.b+dgrad.b: not run: Four Over Six on 2x16 blocks"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Four Over Six on NVFP4 training's 16 x 16 weights: TE's 2D variant.
+TEST(RecipeRows, four_over_six_weights_take_16x16_blocks) {
+  const std::size_t cols = kSampleRow;
+  const auto x = sample(32 * cols, 5);
+  const k::FourOverSix p{.metric = k::FourOverSixMetric::mae, .e4m3_max = 256.0f, .order = k::FourOverSixOrder::te};
+  std::vector<float4_e2m1fn> q(x.size());
+  std::vector<float8_e4m3fn> sc(2 * cols / 16);
+  float amax = 0;
+  k::quantize_four_over_six(p, x, cols, 16, q, sc, &amax);
+  std::vector<float> y(x.size());
+  k::dequantize_four_over_six(p, q, cols, 16, sc, amax, y);
+  expect_same(round_trip("nvfp4_4over6/fprop.b+dgrad.b", x, cols).y, y, "4over6 16x16");
 }
 
 // Each row is the kernel its operand names, on rows of 1024.

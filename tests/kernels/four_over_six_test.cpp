@@ -202,5 +202,148 @@ TEST(FourOverSix, refuses_mismatched_sizes_before_writing) {
   EXPECT_THROW(kernels::quantize_four_over_six({.e4m3_max = 500.0f}, x, q, two, &amax), std::invalid_argument);
 }
 
+
+// --- 16 x 16 blocks: Transformer Engine's 2D Four Over Six ------------------
+
+// A transcription of TE's NVFP4QuantizerRef._quantize_blockwise_4over6_reference
+// (transformer_engine/pytorch/custom_recipes/reference_nvfp4.py) for
+// tile_len_y 16, the error in the input domain (no fast math), on a matrix
+// already padded to multiples of 16 (TE pads with zeros), each float32
+// operation as torch's: returns codes and one scale per tile.
+struct TeTiles {
+  std::vector<float4_e2m1fn> codes;
+  std::vector<float8_e4m3fn> scales;
+};
+TeTiles te_2d_reference(const std::vector<float>& x, std::size_t rows, std::size_t cols, bool mse, float e4m3_max) {
+  constexpr float kMax = 3.4028234663852886e38f;
+  float global_amax = 0;
+  for (float v : x) global_amax = std::max(global_amax, std::fabs(v));
+  float global_encode = std::min((e4m3_max * 6.0f) / global_amax, kMax);
+  if (global_encode == 0.0f) global_encode = 1.0f;
+  const float global_decode = 1.0f / global_encode;
+  const float denom = 6.0f * e4m3_max;
+  TeTiles out{std::vector<float4_e2m1fn>(x.size()), {}};
+  for (std::size_t R = 0; R < rows / 16; ++R)
+    for (std::size_t C = 0; C < cols / 16; ++C) {
+      float vec_max = 0;
+      for (std::size_t i = 0; i < 16; ++i)
+        for (std::size_t j = 0; j < 16; ++j) vec_max = std::max(vec_max, std::fabs(x[(R * 16 + i) * cols + C * 16 + j]));
+      const float base = (vec_max / 6.0f) * global_encode;
+      const auto d4 = lplab::convert<float8_e4m3fn>(std::clamp(base * 1.5f, -448.0f, 448.0f));
+      const auto d6 = lplab::convert<float8_e4m3fn>(std::clamp(base, -448.0f, 448.0f));
+      const float e4 = std::min(1.0f / (static_cast<float>(d4) * global_decode), kMax);
+      const float e6 = std::min(1.0f / (static_cast<float>(d6) * global_decode), kMax);
+      float err4[16], err6[16];
+      float4_e2m1fn q4[16][16], q6[16][16];
+      for (std::size_t i = 0; i < 16; ++i) {
+        err4[i] = err6[i] = 0.0f;
+        for (std::size_t j = 0; j < 16; ++j) {
+          const float v = x[(R * 16 + i) * cols + C * 16 + j];
+          q4[i][j] = lplab::convert<float4_e2m1fn>(std::clamp(v * e4, -6.0f, 6.0f));
+          q6[i][j] = lplab::convert<float4_e2m1fn>(std::clamp(v * e6, -6.0f, 6.0f));
+          const float diff4 = ((static_cast<float>(q4[i][j]) * static_cast<float>(d4)) * global_amax) / denom - v;
+          const float diff6 = ((static_cast<float>(q6[i][j]) * static_cast<float>(d6)) * global_amax) / denom - v;
+          err4[i] = err4[i] + (mse ? diff4 * diff4 : std::fabs(diff4));
+          err6[i] = err6[i] + (mse ? diff6 * diff6 : std::fabs(diff6));
+        }
+      }
+      // _sum_4over6_2d_error: rows[0:8] + rows[8:16], then [0:4] + [4:8], ...
+      for (int w = 8; w >= 1; w /= 2)
+        for (int i = 0; i < w; ++i) err4[i] = err4[i] + err4[i + w], err6[i] = err6[i] + err6[i + w];
+      const bool four = err4[0] < err6[0];
+      out.scales.push_back(four ? d4 : d6);
+      for (std::size_t i = 0; i < 16; ++i)
+        for (std::size_t j = 0; j < 16; ++j) out.codes[(R * 16 + i) * cols + C * 16 + j] = four ? q4[i][j] : q6[i][j];
+    }
+  return out;
+}
+
+std::vector<float> weights(std::size_t rows, std::size_t cols, std::uint32_t seed) {
+  std::vector<float> x(rows * cols);
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    // Near-normal values (a sum of four uniforms), each row with its own
+    // magnitude, so that the rows of a tile disagree.
+    double u = -2.0;
+    for (int t = 0; t < 4; ++t) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      u += static_cast<double>(s >> 11) * 0x1p-53;
+    }
+    x[i] = static_cast<float>(u * std::exp2(static_cast<double>(((i / cols) * 7 + seed) % 5) / 2));
+    // Every other 16 x 16 tile holds +-5 with a 6 in its first row: 5/6 of
+    // the tile's largest, a tie between 4 and 6 on the 6-grid (error 1 each),
+    // 3.33 on the 4-grid (3, error 0.5 at 1.5 times the scale) -- where map
+    // to 4 wins for the tile, though the first row alone may choose 6.
+    if ((i / cols / 16 + i % cols / 16 + seed) % 2 == 0)
+      x[i] = (u < 0 ? -1.0f : 1.0f) * ((i / cols) % 16 == 0 && i % 16 == 3 ? 6.0f : 5.0f);
+  }
+  return x;
+}
+
+TEST(FourOverSix, sixteen_by_sixteen_blocks_are_te_s_reference) {
+  for (const bool mse : {false, true})
+    for (std::uint32_t seed = 0; seed < 6; ++seed) {
+      const std::size_t rows = 48, cols = 64;
+      const auto x = weights(rows, cols, seed);
+      const FourOverSix p{.metric = mse ? FourOverSixMetric::mse : FourOverSixMetric::mae, .e4m3_max = 256.0f,
+                          .order = FourOverSixOrder::te};
+      std::vector<float4_e2m1fn> q(x.size());
+      std::vector<float8_e4m3fn> sc(3 * 4);
+      float amax = 0;
+      std::size_t fours = 0;
+      kernels::quantize_four_over_six(p, x, cols, 16, q, sc, &amax, &fours);
+      const TeTiles want = te_2d_reference(x, rows, cols, mse, 256.0f);
+      for (std::size_t b = 0; b < sc.size(); ++b)
+        ASSERT_EQ(static_cast<unsigned>(sc[b].bits()), static_cast<unsigned>(want.scales[b].bits()))
+            << (mse ? "MSE" : "MAE") << ", seed " << seed << ", block (" << b / 4 << ", " << b % 4 << ")";
+      for (std::size_t i = 0; i < x.size(); ++i)
+        ASSERT_EQ(static_cast<unsigned>(q[i].bits()), static_cast<unsigned>(want.codes[i].bits()))
+            << (mse ? "MSE" : "MAE") << ", seed " << seed << ", [" << i / cols << "][" << i % cols << "]";
+      EXPECT_GT(fours, 0u);
+      EXPECT_LT(fours, sc.size());
+      std::vector<float> y(x.size());
+      kernels::dequantize_four_over_six(p, q, cols, 16, sc, amax, y);
+      for (std::size_t i = 0; i < x.size(); ++i)
+        ASSERT_EQ(y[i], ((static_cast<float>(q[i]) * static_cast<float>(sc[(i / cols / 16) * 4 + i % cols / 16])) *
+                         amax) / (6.0f * 256.0f));
+    }
+}
+
+// The tile's choice binds all its rows: somewhere a row alone would choose
+// otherwise; and one-row blocks in rows of a multiple of 16 are the flat form.
+TEST(FourOverSix, a_tile_chooses_for_all_its_rows) {
+  const std::size_t rows = 64, cols = 128;
+  const FourOverSix p{.metric = FourOverSixMetric::mae, .order = FourOverSixOrder::te};
+  std::size_t disagreements = 0;
+  for (std::uint32_t seed = 0; seed < 4; ++seed) {
+    const auto x = weights(rows, cols, seed + 10);
+    std::vector<float4_e2m1fn> q2(x.size()), q1(x.size()), qf(x.size());
+    std::vector<float8_e4m3fn> s2(4 * 8), s1(64 * 8), sf(64 * 8);
+    float amax = 0;
+    kernels::quantize_four_over_six(p, x, cols, 16, q2, s2, &amax);
+    kernels::quantize_four_over_six(p, x, cols, 1, q1, s1, &amax);
+    kernels::quantize_four_over_six(p, x, qf, sf, &amax);
+    EXPECT_EQ(q1, qf);
+    EXPECT_EQ(s1, sf);
+    // The candidates of a tile are its rows' when their maximum is the tile's: compare the chosen scale.
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols / 16; ++c) {
+        float rmax = 0, tmax = 0;
+        for (std::size_t j = 0; j < 16; ++j) rmax = std::max(rmax, std::fabs(x[r * cols + c * 16 + j]));
+        for (std::size_t i = r / 16 * 16; i < r / 16 * 16 + 16; ++i)
+          for (std::size_t j = 0; j < 16; ++j) tmax = std::max(tmax, std::fabs(x[i * cols + c * 16 + j]));
+        if (rmax == tmax && s1[r * 8 + c].bits() != s2[(r / 16) * 8 + c].bits()) ++disagreements;
+      }
+  }
+  EXPECT_GT(disagreements, 0u);
+  std::vector<float4_e2m1fn> q(32);
+  std::vector<float8_e4m3fn> s(2);
+  float amax = 0;
+  const std::vector<float> x(32, 1.0f);
+  EXPECT_THROW(kernels::quantize_four_over_six({}, x, 16, 16, q, s, &amax), std::invalid_argument);  // fouroversix order
+  EXPECT_THROW(kernels::quantize_four_over_six({.order = FourOverSixOrder::te}, x, 16, 8, q, s, &amax),
+               std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace lplab::testing

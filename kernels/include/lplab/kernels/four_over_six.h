@@ -115,6 +115,24 @@ LPLAB_HD constexpr float four_over_six_encode(const FourOverSix& p, float amax) 
   return amax == 0.0f ? 0.0f : numerator / amax;
 }
 
+// Step 2: a block's two candidate scales from its largest magnitude bmax
+// (map to 6: (bmax / 6) * enc; map to 4: 1.5 times that; TE clamps both to 448).
+struct FourOverSixScales {
+  float8_e4m3fn six, four;
+};
+LPLAB_HD constexpr FourOverSixScales four_over_six_scales(const FourOverSix& p, float bmax, float enc) noexcept {
+  namespace d = four_over_six_detail;
+  const float s6_hp = (bmax / 6.0f) * enc;
+  float s4_hp = s6_hp * 1.5f;
+  float s6_in = s6_hp;
+  if (p.order == FourOverSixOrder::te) {
+    s6_in = d::min_of(s6_in, 448.0f);
+    s4_hp = d::min_of(s4_hp, 448.0f);
+  }
+  return {lplab::convert<float8_e4m3fn>(s6_in, Round::nearest_even, Overflow::saturate),
+          lplab::convert<float8_e4m3fn>(s4_hp, Round::nearest_even, Overflow::saturate)};
+}
+
 // Steps 2-5 for one block of n elements.
 LPLAB_HD constexpr FourOverSixBlock four_over_six_block(const FourOverSix& p, const float* x, int n,
                                                         float amax) noexcept {
@@ -129,15 +147,7 @@ LPLAB_HD constexpr FourOverSixBlock four_over_six_block(const FourOverSix& p, co
   }
   float bmax = 0.0f;
   for (int i = 0; i < n; ++i) bmax = d::abs_of(x[i]) > bmax ? d::abs_of(x[i]) : bmax;
-  const float s6_hp = (bmax / 6.0f) * enc;
-  float s4_hp = s6_hp * 1.5f;
-  float s6_in = s6_hp;
-  if (p.order == FourOverSixOrder::te) {
-    s6_in = d::min_of(s6_in, 448.0f);
-    s4_hp = d::min_of(s4_hp, 448.0f);
-  }
-  const auto s6 = lplab::convert<float8_e4m3fn>(s6_in, Round::nearest_even, Overflow::saturate);
-  const auto s4 = lplab::convert<float8_e4m3fn>(s4_hp, Round::nearest_even, Overflow::saturate);
+  const auto [s6, s4] = four_over_six_scales(p, bmax, enc);
   float4_e2m1fn q4[kFourOverSixBlock];
   const float err6 = d::candidate(p, x, n, amax, enc, s6, out.codes);
   const float err4 = d::candidate(p, x, n, amax, enc, s4, q4);
@@ -160,5 +170,24 @@ void quantize_four_over_six(const FourOverSix& p, std::span<const float> x, std:
 // y = ((q * s) * amax) / (6 * e4m3_max), element by element.
 void dequantize_four_over_six(const FourOverSix& p, std::span<const float4_e2m1fn> elems,
                               std::span<const float8_e4m3fn> scales, float amax, std::span<float> y);
+
+// A matrix of rows of `cols` (the last may be shorter) in blocks of
+// block_rows x 16 (1 or 16 rows: NVFP4 training's 16 x 16 weights), one
+// scale per block, row-major over blocks (as BlockScaling's matrix form,
+// scaling.h): ceil(rows / block_rows) * ceil(cols / 16) scales. A 16 x 16
+// block is Transformer Engine's 2D Four Over Six (NVFP4QuantizerRef,
+// _quantize_blockwise_4over6_reference with tile_len_y 16; TE's order only):
+// both candidates' scales from the block's largest magnitude; each row's
+// 1 x 16 slice quantized with each and its error summed over its 16
+// elements in order, as for a 1 x 16 block; the 16 rows' errors added as
+// TE's warp reduction does (rows 0-7 + 8-15, then 0-3 + 4-7, 0-1 + 2-3,
+// 0 + 1; a row past the matrix adds 0); map to 4 where its sum is smaller.
+// std::invalid_argument for block_rows other than 1 and 16, 16 with the
+// fouroversix order, cols = 0, or mismatched sizes.
+void quantize_four_over_six(const FourOverSix& p, std::span<const float> x, std::size_t cols, int block_rows,
+                            std::span<float4_e2m1fn> elems, std::span<float8_e4m3fn> scales, float* amax,
+                            std::size_t* blocks_of_four = nullptr);
+void dequantize_four_over_six(const FourOverSix& p, std::span<const float4_e2m1fn> elems, std::size_t cols,
+                              int block_rows, std::span<const float8_e4m3fn> scales, float amax, std::span<float> y);
 
 }  // namespace lplab::kernels
