@@ -186,12 +186,32 @@ TEST(BlockShapes, power_of_two_rules_on_other_shapes_match_the_reference) {
   sweep(BlockScaling<float8_e5m2, E8M0>{.block_size = 32, .rule = ScaleRule::ceil_amax}, "e5m2 1x32 ceil_amax");
 }
 
-TEST(BlockShapes, two_threads_match_the_reference) {
-  // 512 x 1040: two shares of 256K elements, a partial block column.
+// 512 x 1040: two shares of 256K elements, a partial block column; the
+// threads' bands give the one-thread result (which the sweeps hold to the
+// reference), packed too.
+template <class Elem, class Scale>
+void expect_threads_agree(const BlockScaling<Elem, Scale>& s, const std::vector<float>& x, std::size_t cols,
+                          unsigned threads, const std::string& what) {
+  std::vector<Elem> one(x.size()), many(x.size());
+  std::vector<Scale> s1(scales_needed(s, x.size(), cols)), s2(s1.size());
+  float t1 = 0, t2 = 0;
+  quantize(s, std::span<const float>(x), cols, std::span<Elem>(one), std::span<Scale>(s1), &t1, 1);
+  quantize(s, std::span<const float>(x), cols, std::span<Elem>(many), std::span<Scale>(s2), &t2, threads);
+  ASSERT_EQ(bits(t1), bits(t2)) << what;
+  for (std::size_t b = 0; b < s1.size(); ++b) ASSERT_EQ(code(s1[b]), code(s2[b])) << what << ", block " << b;
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(code(one[i]), code(many[i])) << what << ", element " << i;
+  std::vector<std::uint8_t> packed(packed_bytes<Elem>(x.size())), expect(packed.size());
+  pack(std::span<const Elem>(one), std::span<std::uint8_t>(expect));
+  quantize_packed(s, std::span<const float>(x), cols, std::span<std::uint8_t>(packed), std::span<Scale>(s2), &t2,
+                  threads);
+  ASSERT_EQ(packed, expect) << what << " (packed)";
+}
+
+TEST(BlockShapes, threads_give_the_one_thread_result) {
   const auto x = matrix(512, 1040, 6.0, 5, true);
-  expect_matrix_matches(nvfp4_2d, x, 1040, "nvfp4_2d 512 x 1040, 2 threads", 2);
-  expect_matrix_matches(BlockScaling<float4_e2m1fn, E8M0>{.block_size = 32, .block_rows = 32}, x, 1040,
-                        "mxfp4 32 x 32, all threads", 0);
+  expect_threads_agree(nvfp4_2d, x, 1040, 2, "nvfp4_2d 512 x 1040, 2 threads");
+  expect_threads_agree(BlockScaling<float4_e2m1fn, E8M0>{.block_size = 32, .block_rows = 32}, x, 1040, 0,
+                       "mxfp4 32 x 32, all threads");
 }
 
 // Whole blocks laid out one after another (tile-major) are the flat form's
