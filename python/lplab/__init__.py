@@ -500,16 +500,18 @@ def matmul_blocks(a: Quantized, b_t: Quantized, *, accumulator: str = "fp32", ou
     """C = A @ B for block-scaled operands, K-major as block-scaled GEMMs take
     them: ``a`` is A (m x k) and ``b_t`` is B transposed (n x k), each from
     :func:`quantize` of a 2-D array whose k is a multiple of the block size
-    (``lplab.quantize(b.T.copy(), "mxfp8_e4m3")``). A block-scaled matrix-unit
-    instruction (``accumulators()``: the ``block_scale`` ones) applies the
-    scales inside its dot products, as the hardware does; every other
+    (``lplab.quantize(b.T.copy(), "mxfp8_e4m3")``; NVFP4 training's weights
+    ``lplab.quantize(w, "nvfp4_te_2d")``, 16 x 16 blocks). A block-scaled
+    matrix-unit instruction (``accumulators()``: the ``block_scale`` ones)
+    applies the scales inside its dot products, as the hardware does, each
+    1 x B slice of a 2D-scaled operand with its block's scale; every other
     accumulator sums the dequantized values' products."""
     def parts(q: Quantized, name: str):
         if not isinstance(q, Quantized):
             raise ValueError(f"{name}: a lplab.Quantized (lplab.quantize of a 2-D array)")
         elems = unpack(q.elems, q.elem, int(np.prod(q.shape))).codes.reshape(q.shape) if q.packed else q.elems.codes
         return (elems, q.scales.codes, q.elem, q.scale, q.block_size, q.rule, q.uses_tensor_scale,
-                float(q.tensor_scale))
+                float(q.tensor_scale), q.block_rows)
     p = dict(params or {})
     if promote_every is not None:
         p["promote_every"] = promote_every

@@ -212,7 +212,7 @@ struct ScaledOperand {
 };
 ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const std::string& elem,
                              const std::string& scale, int block_size, const std::string& rule, bool tensor_scale,
-                             float tensor_scale_value, const char* what);
+                             float tensor_scale_value, const char* what, int block_rows = 1);
 
 // The bindings, one function per file.
 void bind_formats(nb::module_& m);

@@ -135,16 +135,17 @@ void bind_matmul(nb::module_& m) {
 
   m.def("matmul_blocks",
         [](const InArray& a_elems, const InArray& a_scales, const std::string& a_elem, const std::string& a_scale,
-           int a_block, const std::string& a_rule, bool a_tensor, float a_ts, const InArray& b_elems,
+           int a_block, const std::string& a_rule, bool a_tensor, float a_ts, int a_rows, const InArray& b_elems,
            const InArray& b_scales, const std::string& b_elem, const std::string& b_scale, int b_block,
-           const std::string& b_rule, bool b_tensor, float b_ts, const std::string& out_format,
+           const std::string& b_rule, bool b_tensor, float b_ts, int b_rows, const std::string& out_format,
            const std::string& accumulator, const std::map<std::string, int>& params, float scale_a, float scale_b,
            const std::string& round, const std::string& overflow, std::uint64_t seed, unsigned threads) {
           // kernels::matmul(m, n, k, BlockScaledOperand a, BlockScaledOperand b_transposed, c, options), with
           // the operands' formats chosen at run time: the same steps on the same decoded values.
-          const ScaledOperand a = scaled_operand(a_elems, a_scales, a_elem, a_scale, a_block, a_rule, a_tensor, a_ts, "a");
-          const ScaledOperand b = scaled_operand(b_elems, b_scales, b_elem, b_scale, b_block, b_rule, b_tensor, b_ts,
-                                                 "b_t");
+          const ScaledOperand a =
+              scaled_operand(a_elems, a_scales, a_elem, a_scale, a_block, a_rule, a_tensor, a_ts, "a", a_rows);
+          const ScaledOperand b =
+              scaled_operand(b_elems, b_scales, b_elem, b_scale, b_block, b_rule, b_tensor, b_ts, "b_t", b_rows);
           if (a.k != b.k)
             value_error(fmt::format("a is {} x {} and b_t (B transposed) is {} x {}: k differs", a.rows, a.k, b.rows,
                                     b.k));
@@ -185,9 +186,9 @@ void bind_matmul(nb::module_& m) {
           return y;
         },
         nb::arg("a_elems"), nb::arg("a_scales"), nb::arg("a_elem"), nb::arg("a_scale"), nb::arg("a_block"),
-        nb::arg("a_rule"), nb::arg("a_tensor"), nb::arg("a_ts"), nb::arg("b_elems"), nb::arg("b_scales"),
-        nb::arg("b_elem"), nb::arg("b_scale"), nb::arg("b_block"), nb::arg("b_rule"), nb::arg("b_tensor"),
-        nb::arg("b_ts"), nb::arg("out_format"), nb::arg("accumulator"), nb::arg("params"), nb::arg("scale_a"),
+        nb::arg("a_rule"), nb::arg("a_tensor"), nb::arg("a_ts"), nb::arg("a_rows"), nb::arg("b_elems"),
+        nb::arg("b_scales"), nb::arg("b_elem"), nb::arg("b_scale"), nb::arg("b_block"), nb::arg("b_rule"),
+        nb::arg("b_tensor"), nb::arg("b_ts"), nb::arg("b_rows"), nb::arg("out_format"), nb::arg("accumulator"), nb::arg("params"), nb::arg("scale_a"),
         nb::arg("scale_b"), nb::arg("round"), nb::arg("overflow"), nb::arg("seed"), nb::arg("threads"),
         "C = A B for block-scaled A (m x k) and B transposed (n x k), K-major as block-scaled GEMMs take them.");
 

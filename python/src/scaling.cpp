@@ -120,10 +120,10 @@ std::size_t matrix_cols(const std::vector<std::size_t>& shape, int block_rows, b
 
 ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const std::string& elem,
                              const std::string& scale, int block_size, const std::string& rule, bool tensor_scale,
-                             float tensor_scale_value, const char* what) {
+                             float tensor_scale_value, const char* what, int block_rows) {
   ScaledOperand out;
   visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
-    const auto s = scheme<E, S>(block_size, rule, tensor_scale);
+    const auto s = scheme<E, S>(block_size, rule, tensor_scale, block_rows);
     const Operand e = operand(elems, name_of<E>(), what);
     if (e.shape.size() != 2)
       value_error(fmt::format("{}: a block-scaled matrix (2 dimensions: rows x k, K-major), not {}", what,
@@ -131,15 +131,19 @@ ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const 
     out.rows = e.shape[0];
     out.k = e.shape[1];
     const std::span<const E> q = codes_input<E>(elems, what, e.size);
+    // One scale per block of block_rows x block_size, row-major over blocks
+    // (k a multiple of the block size; check_block_scaled says so otherwise).
     const std::size_t blocks = block_size > 0 && out.k % static_cast<std::size_t>(block_size) == 0
-                                   ? e.size / static_cast<std::size_t>(block_size)
+                                   ? kernels::scales_needed(s, e.size, out.k)
                                    : kernels::scales_needed(s, e.size);
     const std::span<const S> sc = codes_input<S>(scales, what, blocks);
     kernels::check_block_scaled(out.rows, out.k, block_size, q.data(), sc.data(), tensor_scale_value, what,
-                                        s.rule == kernels::ScaleRule::amax_ratio_te);
+                                s.rule == kernels::ScaleRule::amax_ratio_te, block_rows);
     const kernels::BlockScaledOperand<E, S> op{s, q.data(), sc.data(), tensor_scale_value};
     out.elems = kernels::decode_operand(q.data(), q.size());
-    out.scales = kernels::decode_operand(sc.data(), sc.size());
+    // Each row's 1 x block_size slices' scales, as the instruction reads them.
+    const std::vector<S> slices = kernels::slice_scales(op, out.rows, out.k);
+    out.scales = kernels::decode_operand(slices.data(), slices.size());
     out.values = kernels::dequantize_operand(op, out.rows, out.k);
     out.elem_range = kernels::operand_range<E>();
     out.scaled_range = kernels::scaled_range<E>();

@@ -85,3 +85,25 @@ def test_block_scaled_operands():
         lplab.matmul_blocks(qa, lplab.quantize(b[:32].T.copy(), "mxfp8_e4m3"))
     with pytest.raises(ValueError, match="multiple|block"):
         lplab.matmul_blocks(lplab.quantize(a[:, :40].copy(), "mxfp8_e4m3"), lplab.quantize(b[:40].T.copy(), "mxfp8_e4m3"))
+
+
+def test_block_scaled_16x16_weights():
+    """NVFP4 training's fprop: activations in 1 x 16 blocks, weights in 16 x 16
+    (TE's order), rows of three magnitudes. Through the tcgen05 NVFP4
+    instruction each weight row's 1 x 16 slices take their 16 x 16 block's
+    scale, so the result is the dequantized operands' product within fp32
+    accumulation; a wrong block would be off by the magnitudes' ratios."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((4, 64)).astype(np.float32)
+    w = (rng.standard_normal((40, 64)) * np.repeat([0.01, 1.0, 30.0], [16, 16, 8])[:, None]).astype(np.float32)
+    qa = lplab.quantize(a, "nvfp4_te")
+    qw = lplab.quantize(w, "nvfp4_te_2d")
+    assert qw.scales.shape == (3 * 4,)
+    ref = lplab.dequantize(qa).astype(np.float64) @ lplab.dequantize(qw).astype(np.float64).T
+    assert np.allclose(lplab.matmul_blocks(qa, qw, accumulator="fp64"), ref, rtol=1e-6, atol=1e-9)
+    inst = "blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3"
+    got = lplab.matmul_blocks(qa, qw, accumulator=inst)
+    assert np.allclose(got, ref, rtol=1e-4, atol=1e-6 * np.abs(ref).max())
+    # With the per-row (1 x 16) weights the values differ: the block shape reached the instruction.
+    q1 = lplab.quantize(w, "nvfp4_te")
+    assert not np.allclose(lplab.matmul_blocks(qa, q1, accumulator=inst), got, rtol=1e-6)
