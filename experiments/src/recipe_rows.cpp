@@ -56,9 +56,10 @@ RoundTrip scale_and_round(const RecipeRow& row, std::span<const float> x, std::s
       return detail::round_trip(
           k::TileScaling<E>{.tile_rows = o.block.rows, .tile_cols = o.block.cols, .amax_floor = 1e-4f}, x, cols);
     case OperandScaling::block_fp32_pow2:
-      return detail::round_trip(k::BlockScaling<E, float8_e8m0fnu>{.block_size = o.block.cols,
-                                                                   .block_rows = o.block.rows,
-                                                                   .rule = k::ScaleRule::ceil},
+      return detail::round_trip(k::TileScaling<E>{.tile_rows = o.block.rows,
+                                                  .tile_cols = o.block.cols,
+                                                  .amax_floor = 0.0f,
+                                                  .rule = k::TileRule::te_pow2},
                                 x, cols);
     case OperandScaling::block: break;
     case OperandScaling::none: refuse(row, "unscaled operands are cast, not scaled");

@@ -533,6 +533,26 @@ void quantize(const TileScaling<Elem>& s, std::span<const float> x, std::size_t 
         amax_bits = std::max(amax_bits, abs_max_bits(x.data() + first, count));
       });
       float& scale = scales[R * tiles_across + C];
+      if (s.rule != TileRule::deepseek) {
+        // TE: 2'. the amax without NaNs, 3'. s and its inverse, 4'. x * s.
+        float a = 0.0f;
+        for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
+          for (std::size_t i = first; i < first + count; ++i)
+            if (!std::isnan(x[i])) a = std::max(a, std::fabs(x[i]));
+        });
+        if (a < s.amax_floor) a = s.amax_floor;
+        float sc = 1.0f;
+        if (!(std::isinf(a) || a == 0.0f)) {
+          sc = max_elem / a;
+          if (std::isinf(sc)) sc = std::numeric_limits<float>::max();
+          if (s.rule == TileRule::te_pow2) sc = std::bit_cast<float>(std::bit_cast<std::uint32_t>(sc) & 0xFF800000u);
+        }
+        scale = 1.0f / sc;
+        for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
+          scale_and_convert(x.subspan(first, count), elems.subspan(first, count), sc);
+        });
+        continue;
+      }
       // 2. A tile with a NaN or an infinity: NaN scale, +0 elements.
       if (is_nonfinite(amax_bits)) {
         scale = std::numeric_limits<float>::quiet_NaN();

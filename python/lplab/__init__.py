@@ -339,11 +339,16 @@ def dequantize_tensor(codes: Array, scale: float) -> np.ndarray:
     return _lplab.dequantize_tensor(codes.codes, codes.format, scale)
 
 
+@_documented
 def quantize_tiles(x: Any, elem: str = "float8_e4m3fn", *, tile: tuple[int, int] = (1, 128),
-                   amax_floor: float = 1e-4):
-    """DeepSeek-V3's fine-grained FP8 scaling of a matrix: (Array, float32 scales per tile)."""
+                   amax_floor: float | None = None, rule: str = "deepseek"):
+    """Fine-grained FP8 scaling of a matrix, a float32 scale per tile:
+    rule one of {tile_rule} -- DeepSeek-V3's (amax_floor 1e-4 by default) or
+    Transformer Engine's Float8BlockScaling (te, te_pow2: amax_floor 0, TE's
+    amax_epsilon). Returns (Array, scales); values are codes * scales."""
     arr, _ = _operand(x)
-    codes, scales = _lplab.quantize_tiles(arr, elem, tile[0], tile[1], amax_floor)
+    floor = (1e-4 if rule == "deepseek" else 0.0) if amax_floor is None else amax_floor
+    codes, scales = _lplab.quantize_tiles(arr, elem, tile[0], tile[1], floor, rule)
     return Array(codes, elem), scales
 
 

@@ -77,6 +77,7 @@ void bind_formats(nb::module_& m) {
         d["accumulate"] = names_of<kernels::Accumulate>();
         d["rule"] = names_of<kernels::ScaleRule>();
         d["amax"] = names_of<kernels::AmaxSource>();
+        d["tile_rule"] = names_of<kernels::TileRule>();
         d["cvt_rs_form"] = names_of<kernels::CvtRsForm>();
         d["rbits_stream"] = names_of<kernels::RbitsStream>();
         d["four_over_six_metric"] = names_of<kernels::FourOverSixMetric>();

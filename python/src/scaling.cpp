@@ -338,13 +338,16 @@ void bind_tensor_scaling(nb::module_& m) {
 
 void bind_tile_scaling(nb::module_& m) {
   m.def("quantize_tiles",
-        [](const InArray& x, const std::string& elem, int tile_rows, int tile_cols, float amax_floor) {
+        [](const InArray& x, const std::string& elem, int tile_rows, int tile_cols, float amax_floor,
+           const std::string& rule) {
           const FloatInput in = float_input(x, "x");
           if (in.op.shape.size() != 2) value_error("x: tile scaling takes a 2-D matrix");
           const std::size_t rows = in.op.shape[0], cols = in.op.shape[1];
           if (tile_rows < 1 || tile_cols < 1) value_error("tiles must be at least 1 x 1");
+          const auto r = runtime::parse<kernels::TileRule>(rule);
           return visit_element(elem, [&]<class E>(std::type_identity<E>) {
-            const kernels::TileScaling<E> s{.tile_rows = tile_rows, .tile_cols = tile_cols, .amax_floor = amax_floor};
+            const kernels::TileScaling<E> s{
+                .tile_rows = tile_rows, .tile_cols = tile_cols, .amax_floor = amax_floor, .rule = r};
             OutArray q = new_codes(format_named(elem), in.op.shape);
             const std::size_t tr = (rows + tile_rows - 1) / tile_rows, tc = (cols + tile_cols - 1) / tile_cols;
             OutArray scales = new_array(nb::dtype<float>(), {rows == 0 || cols == 0 ? 0 : tr, cols == 0 ? 0 : tc});
@@ -357,7 +360,8 @@ void bind_tile_scaling(nb::module_& m) {
           });
         },
         nb::arg("x"), nb::arg("elem"), nb::arg("tile_rows"), nb::arg("tile_cols"), nb::arg("amax_floor"),
-        "DeepSeek-V3 fine-grained scaling of a matrix: (codes, float32 scales per tile).");
+        nb::arg("rule") = "deepseek",
+        "Fine-grained scaling of a matrix (DeepSeek-V3, TE Float8BlockScaling): (codes, float32 scales per tile).");
 
   m.def("dequantize_tiles",
         [](const InArray& codes, const InArray& scales, const std::string& elem, int tile_rows, int tile_cols) {

@@ -327,3 +327,21 @@ def test_four_over_six_16x16_blocks_choose_for_all_their_rows():
     assert abs(left[5, 5] - 4.5) < 0.01
     with pytest.raises(ValueError, match="order='te'"):
         lplab.quantize_four_over_six(x, block_rows=16)
+
+
+def test_te_blockwise_tiles():
+    """TE's Float8BlockScaling: s = 448 / amax (mantissa cleared for te_pow2),
+    stored 1 / s; an all-zero tile keeps s = 1."""
+    x = np.zeros((2, 256), np.float32)
+    x[0, :128] = np.linspace(-3, 3, 128, dtype=np.float32)
+    x[1, 128:] = 1e-3
+    codes, scales = lplab.quantize_tiles(x, tile=(1, 128), rule="te")
+    assert scales[0, 0] == np.float32(1) / (np.float32(448) / np.float32(3))
+    assert scales[0, 1] == 1.0 and scales[1, 0] == 1.0
+    c2, s2 = lplab.quantize_tiles(x, tile=(1, 128), rule="te_pow2")
+    assert s2[0, 0] == 2.0 ** -7  # 448 / 3 = 149.3 -> 128
+    assert s2[1, 1] == 2.0 ** -18  # 448 / 1e-3 = 448000 -> 2^18
+    back = lplab.dequantize_tiles(c2, s2)
+    assert np.allclose(back, x, rtol=0.07, atol=0)
+    with pytest.raises(ValueError, match="tile rule"):
+        lplab.quantize_tiles(x, rule="ds")

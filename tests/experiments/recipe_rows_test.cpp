@@ -150,10 +150,10 @@ TEST(RecipeRows, rows_run_the_kernels_their_operands_name) {
 
 // TE's Float8BlockScaling with power-of-two scales, written from TE's
 // formula: scale = 448 / amax in float32 with its mantissa cleared (a power
-// of two at most 448 / amax), elements E4M3(x * scale), values elem / scale.
-// The row (E8M0 scales under ceil) gives the same values on every 128 x 128
-// block of data with block amaxes from 2^-100 to 2^100.
-TEST(RecipeRows, te_power_of_two_blocks_are_ceil_s) {
+// of two at most 448 / amax), elements E4M3(x * scale), values elem / scale;
+// and E8M0 scales under ceil give the same values (docs/recipes.md) on every
+// 128 x 128 block of data with block amaxes from 2^-100 to 2^100.
+TEST(RecipeRows, te_power_of_two_blocks_follow_te_s_formula) {
   const std::size_t cols = 256, rows = 256;
   std::mt19937 rng(4);
   std::vector<float> x(rows * cols);
@@ -162,6 +162,12 @@ TEST(RecipeRows, te_power_of_two_blocks_are_ceil_s) {
   for (std::size_t i = 0; i < x.size(); ++i)
     x[i] = std::ldexp(std::normal_distribution<float>(0.0f, 1.0f)(rng), e[((i / cols) / 128) * 2 + (i % cols) / 128]);
   const RoundTrip t = round_trip("fp8_blockwise/fprop.b+dgrad.b", x, cols);
+  expect_same(t.y,
+              detail::round_trip(k::BlockScaling<float8_e4m3fn, float8_e8m0fnu>{
+                                     .block_size = 128, .block_rows = 128, .rule = k::ScaleRule::ceil},
+                                 x, cols)
+                  .y,
+              "E8M0 ceil");
   for (std::size_t R = 0; R < 2; ++R)
     for (std::size_t C = 0; C < 2; ++C) {
       float amax = 0;

@@ -155,9 +155,11 @@ using E8M0 = float8_e8m0fnu;
 struct Shape {
   std::size_t rows, cols, n;
 };
-const Shape kShapes[] = {{1, 1, 1},     {16, 16, 256},  {17, 33, 17 * 33}, {32, 48, 32 * 48},
-                         {5, 7, 33},    {1, 40, 40},    {3, 16, 48},       {48, 100, 48 * 100 - 37},
-                         {20, 1, 20},   {64, 96, 64 * 96}};
+const Shape kShapes[] = {{1, 1, 1},   {16, 16, 256}, {17, 33, 17 * 33},        {32, 48, 32 * 48},
+                         {5, 7, 33},  {1, 40, 40},   {3, 16, 48},              {48, 100, 48 * 100 - 37},
+                         {20, 1, 20}, {64, 96, 64 * 96},
+                         // Rows a multiple of every block size, the last one short.
+                         {3, 160, 2 * 160 + 22}, {40, 64, 39 * 64 + 1}};
 
 template <class Elem, class Scale>
 void sweep(const BlockScaling<Elem, Scale>& s, const std::string& name) {
@@ -370,6 +372,69 @@ TEST(BlockShapes, bad_calls_throw_before_writing) {
 
 namespace lplab::kernels {
 namespace {
+
+// --- Transformer Engine's Float8BlockScaling tiles ------------------------------
+
+// TE's compute_scale_from_amax and blockwise cast, transcribed: the amax
+// without NaNs (fmaxf), s = 448 / amax (1 for 0 or inf; FLT_MAX where it
+// overflows; mantissa cleared for pow2), elements E4M3(x * s) saturating,
+// stored 1 / s.
+float te_scale(float amax, bool pow2) {
+  float s = 1.0f;
+  if (std::isinf(amax) || amax == 0.0f || std::isnan(amax)) return s;
+  s = 448.0f / amax;
+  if (std::isinf(s)) s = std::numeric_limits<float>::max();
+  if (pow2) s = std::bit_cast<float>(std::bit_cast<std::uint32_t>(s) & 0xFF800000u);
+  return s;
+}
+
+TEST(TeBlockwise, tiles_follow_te_s_formula_at_its_edges) {
+  // 4 rows of 256 in 1 x 128 tiles (8 tiles): ordinary data; all zeros; an
+  // infinity; a NaN; amax 1e-40 (448 / amax overflows to FLT_MAX); amax 3.
+  std::vector<float> x(4 * 256);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i)) * 3.0f;
+  std::fill_n(x.begin() + 128, 128, 0.0f);
+  x[256 + 5] = std::numeric_limits<float>::infinity();
+  x[384 + 9] = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t i = 512; i < 640; ++i) x[i] = (i % 2 ? 1e-40f : -1e-40f);
+  for (const TileRule rule : {TileRule::te, TileRule::te_pow2}) {
+    const TileScaling<float8_e4m3fn> s{.tile_rows = 1, .tile_cols = 128, .amax_floor = 0.0f, .rule = rule};
+    std::vector<float8_e4m3fn> q(x.size());
+    std::vector<float> sc(tile_scales_needed(s, x.size(), 256));
+    quantize(s, std::span<const float>(x), 256, std::span(q), std::span(sc));
+    for (std::size_t t = 0; t < sc.size(); ++t) {
+      float amax = 0;
+      for (std::size_t i = t * 128; i < t * 128 + 128; ++i)
+        if (!std::isnan(x[i])) amax = std::max(amax, std::fabs(x[i]));
+      const float f = te_scale(amax, rule == TileRule::te_pow2);
+      ASSERT_EQ(bits(sc[t]), bits(1.0f / f)) << enum_name(rule) << ", tile " << t;
+      for (std::size_t i = t * 128; i < t * 128 + 128; ++i)
+        ASSERT_EQ(code(q[i]), code(lplab::convert<float8_e4m3fn>(x[i] * f, Round::nearest_even, Overflow::saturate)))
+            << enum_name(rule) << ", element " << i;
+    }
+    EXPECT_EQ(sc[1], 1.0f);                                   // all zeros: s = 1
+    EXPECT_EQ(sc[2], 1.0f);                                   // an infinity: s = 1, the infinity 448
+    EXPECT_EQ(static_cast<float>(q[256 + 5]), 448.0f);
+    EXPECT_TRUE(std::isnan(static_cast<float>(q[384 + 9])));  // NaN stays; its tile is scaled by the rest
+    EXPECT_NE(sc[3], 1.0f);
+    // 448 / 1e-40 overflows: FLT_MAX, or 2^127 as a power of two.
+    EXPECT_EQ(sc[4], rule == TileRule::te ? 1.0f / std::numeric_limits<float>::max() : 0x1p-127f);
+  }
+}
+
+// Power-of-two tiles hold the ceil rule's powers of two (E8M0 scales) where
+// 448 / amax is a normal float.
+TEST(TeBlockwise, power_of_two_tiles_are_ceil_s) {
+  const auto x = matrix(256, 256, 448.0, 21, false);
+  std::vector<float8_e4m3fn> q(x.size()), qe(x.size());
+  std::vector<float> sc(4);
+  quantize(te_blockwise_weights, std::span<const float>(x), 256, std::span(q), std::span(sc));
+  const BlockScaling<float8_e4m3fn, E8M0> ceil128{.block_size = 128, .block_rows = 128, .rule = ScaleRule::ceil};
+  std::vector<E8M0> se(4);
+  quantize(ceil128, std::span<const float>(x), 256, std::span(qe), std::span(se));
+  for (std::size_t b = 0; b < 4; ++b) EXPECT_EQ(sc[b], static_cast<float>(se[b])) << b;
+  EXPECT_EQ(q, qe);
+}
 
 // --- stochastic rounding inside block quantization ----------------------------
 

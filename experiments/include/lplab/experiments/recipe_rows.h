@@ -14,9 +14,8 @@
 // 2. the scaling: a plain cast (nearest-even, overflow to infinity, as a
 //    framework's cast), per-tensor current or delayed scaling (TensorScaling,
 //    DelayedScaling: each row a training step), fp32 block scales (TileScaling
-//    with DeepSeek-V3's amax floor), power-of-two fp32 block scales (as E8M0
-//    scales under the ceil rule, which are TE's powers of two for every block
-//    amax above 448 * 2^-128, docs/recipes.md), block scales (BlockScaling
+//    with DeepSeek-V3's amax floor), power-of-two fp32 block scales
+//    (TileScaling with TE's te_pow2 rule), block scales (BlockScaling
 //    with the recipe's block rows x cols, rule and tensor scale), or Four Over
 //    Six (four_over_six.h, TE's order, MAE, E4M3 bound 256);
 // 3. the elements rounded to nearest-even, or stochastically as cvt.rs does

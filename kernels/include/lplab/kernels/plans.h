@@ -41,8 +41,12 @@ struct BlockPlan {
   std::size_t blocks = 0;      // scales: ceil(n / block_size), or ceil(rows / block_rows) * ceil(cols / block_size)
   // Blocks across a row: ceil(cols / block_size), or all of them in the flat form.
   constexpr std::size_t across() const noexcept { return cols == 0 ? blocks : (cols + block_size - 1) / block_size; }
-  // Whether the blocks are the flat form's runs (one-row blocks that tile each row exactly).
-  constexpr bool flat() const noexcept { return block_rows == 1 && (cols == 0 || cols % block_size == 0); }
+  // Whether the blocks and scales are the flat form's runs: one-row blocks
+  // that tile every row exactly (a short last row has empty blocks after it
+  // in the matrix form, none in the flat one).
+  constexpr bool flat() const noexcept {
+    return block_rows == 1 && (cols == 0 || (cols % block_size == 0 && n % cols == 0));
+  }
   ScaleRule rule = ScaleRule::floor;
   bool tensor_scale = false;   // a second-level tensor scale, from the tensor's amax
   // Transformer Engine's order (amax_ratio_te), which keeps the tensor's amax.

@@ -495,15 +495,44 @@ class DelayedScaler {
 // A tile holding a NaN or an infinity gets a NaN scale, +0 elements and NaN
 // values (as MX blocks do; DeepGEMM's cast gives NaN elements there and its
 // dequantized tile is NaN all the same).
+//
+// Transformer Engine's Float8BlockScaling (TileRule::te and te_pow2;
+// common/recipe/recipe_common.cuh, compute_scale_from_amax, and the cast of
+// common/transpose/quantize_transpose_square_blockwise.cu), per tile, in
+// float32:
+//     a      = the largest |x_i| that is not NaN (CUDA's fmaxf drops NaN),
+//              then max(a, amax_floor) (TE's amax_epsilon, 0 by default)
+//     s      = 1 where a is 0 or infinite; else max_elem / a, FLT_MAX where
+//              that overflows (TE's value_for_inf for fp32 input), and for
+//              te_pow2 with its mantissa cleared (bits & 0xFF800000)
+//     elem_i = convert<Elem>(x_i * s, nearest_even, saturate)  (NaN stays NaN)
+//     scale  = 1 / s   (TE's scale_inv, what is stored)
+//     y_i    = float(elem_i) * scale
+// te_pow2's s is the largest power of two at most max_elem / a: 1 / s is
+// the ceil rule's 2^X wherever max_elem / a is a normal float.
+#define LPLAB_TILE_RULES(X)                                                                                   \
+  X(deepseek, "DeepSeek-V3 / DeepGEMM: max(amax, amax_floor) / max_elem, elements x * (max_elem / that)")      \
+  X(te, "Transformer Engine Float8BlockScaling: 1 / s with s = max_elem / amax (1 for amax 0 or inf)")        \
+  X(te_pow2, "the same with s's mantissa cleared: TE's power-of-two scales (its default)")
+enum class TileRule : std::uint8_t { LPLAB_TILE_RULES(LPLAB_ENUMERATOR) };
+LPLAB_ENUM_TABLE(TileRule, "tile rule", LPLAB_TILE_RULES)
+
 template <BlockElement Elem>
 struct TileScaling {
   using element_type = Elem;
   int tile_rows = 1, tile_cols = 128;
   float amax_floor = 1e-4f;
+  TileRule rule = TileRule::deepseek;
 };
 
 inline constexpr TileScaling<float8_e4m3fn> deepseek_activations{.tile_rows = 1, .tile_cols = 128};
 inline constexpr TileScaling<float8_e4m3fn> deepseek_weights{.tile_rows = 128, .tile_cols = 128};
+// TE's Float8BlockScaling defaults: E4M3, 1 x 128 activations and gradients,
+// 128 x 128 weights, power-of-two scales, amax_epsilon 0.
+inline constexpr TileScaling<float8_e4m3fn> te_blockwise_activations{
+    .tile_rows = 1, .tile_cols = 128, .amax_floor = 0.0f, .rule = TileRule::te_pow2};
+inline constexpr TileScaling<float8_e4m3fn> te_blockwise_weights{
+    .tile_rows = 128, .tile_cols = 128, .amax_floor = 0.0f, .rule = TileRule::te_pow2};
 
 // Scales for n elements in rows of `cols` (0 for n = 0).
 template <class Elem>
