@@ -316,6 +316,7 @@ TEST(Enumerations, names_round_trip_through_every_table) {
   expect_round_trip<Accumulate>();
   expect_round_trip<ScaleRule>();
   expect_round_trip<AmaxSource>();
+  expect_round_trip<TileRule>();
   expect_round_trip<Accumulator>();
 }
 
@@ -334,6 +335,7 @@ TEST(Enumerations, names_are_the_ones_the_tool_and_python_spell) {
   expect_names_start<Accumulate>("fp64, fp32, storage");
   expect_names_start<ScaleRule>("floor, ceil, amax_ratio, amax_ratio_te");
   expect_names_start<AmaxSource>("current, history_max, history_most_recent");
+  expect_names_start<TileRule>("deepseek, te, te_pow2");
   expect_names_start<Accumulator>("fp64, fp32, fp16, bf16, tensor_core, bf16_dot2, instruction");
   EXPECT_STREQ(unary_name(Unary::gelu_tanh), "gelu_tanh");
   EXPECT_STREQ(binary_name(Binary::axpy), "axpy");
