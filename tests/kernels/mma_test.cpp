@@ -635,15 +635,20 @@ namespace {
 // schemes: the elements and scales go to the instruction apart, and each
 // output is the instruction's chain (mma_chain) over the decoded elements
 // and scales, divided by the tensor scales.
+// Values in [-8, 8) with 20 fraction bits from a 64-bit LCG (Knuth's MMIX constants).
+struct Lcg {
+  std::uint64_t s;
+  float operator()() {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>(static_cast<std::int64_t>(s >> 40) - (1 << 23)) / static_cast<float>(1 << 20);
+  }
+};
+
 template <class Scale>
 void check_block_scaled(const lplab::kernels::BlockScaling<lplab::float4_e2m1fn, Scale>& scheme, const char* name) {
   const std::size_t m = 3, n = 4, k = 128;
   std::vector<float> x(m * k), y(n * k);
-  std::uint64_t s = 7;
-  const auto next = [&] {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<float>(static_cast<std::int64_t>(s >> 40) - (1 << 23)) / static_cast<float>(1 << 20);
-  };
+  Lcg next{7};
   for (auto& v : x) v = next();
   for (auto& v : y) v = next() * 0.01f;
   const std::size_t bs = static_cast<std::size_t>(scheme.block_size);
@@ -684,11 +689,7 @@ TEST(MmaMatmul, block_scaled_instructions_take_16x16_weights) {
   const char* name = "blackwell.tcgen05.mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3";
   const std::size_t m = 3, n = 40, k = 64, bs = 16;
   std::vector<float> x(m * k), y(n * k);
-  std::uint64_t s = 11;
-  const auto next = [&] {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<float>(static_cast<std::int64_t>(s >> 40) - (1 << 23)) / static_cast<float>(1 << 20);
-  };
+  Lcg next{11};
   for (auto& v : x) v = next();
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t t = 0; t < k; ++t) y[j * k + t] = next() * (j % 7 == 0 ? 8.0f : 0.01f);
