@@ -37,6 +37,7 @@
 #include "lplab/experiments/runner.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/mma.h"
+#include "lplab/experiments/recipe_rows.h"
 #include "lplab/kernels/recipes.h"
 #include "lplab/kernels/scaling.h"
 #include "matmul_errors.h"
@@ -265,7 +266,7 @@ k::BlockScaling<Elem, Scale> recipe_scheme(const k::RecipeOperand& o, std::strin
       o.scale_format != finfo<Scale>::name || o.round != Round::nearest_even || o.hadamard || o.four_over_six)
     throw std::logic_error("matrix_units: " + std::string(recipe) + "'s fprop operand is not a " +
                            std::string(finfo<Elem>::name) + " block scheme");
-  return {.block_size = o.block.cols, .block_rows = o.block.rows, .rule = o.rule, .tensor_scale = o.tensor_scale};
+  return scaled::block_scheme_of<Elem, Scale>(o);
 }
 const k::MmaInstruction* recipe_instruction(std::string_view recipe) {
   const k::RecipeUnits* u = k::recipe_units(*k::find_recipe(recipe), "blackwell");

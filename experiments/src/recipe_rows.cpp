@@ -48,7 +48,6 @@ std::vector<float> padded(std::span<const float> x, std::size_t cols) {
 template <class E>
 RoundTrip scale_and_round(const RecipeRow& row, std::span<const float> x, std::size_t cols) {
   const k::RecipeOperand& o = row.operand;
-  const auto br = static_cast<std::size_t>(o.block.rows), bc = static_cast<std::size_t>(o.block.cols);
   switch (o.scaling) {
     case OperandScaling::tensor_current: return detail::round_trip(k::TensorScaling<E>{}, x);
     case OperandScaling::tensor_delayed: return detail::round_trip(k::DelayedScaling<E>{}, x, cols);
@@ -86,9 +85,7 @@ RoundTrip scale_and_round(const RecipeRow& row, std::span<const float> x, std::s
   const runtime::FormatEntry& sf = runtime::resolve_format(o.scale_format);
   runtime::visit_format(sf, [&]<class S>(std::type_identity<S>) {
     if constexpr (k::BlockPair<E, S>) {
-      const k::BlockScaling<E, S> s{.block_size = o.block.cols, .block_rows = o.block.rows, .rule = o.rule,
-                                    .tensor_scale = o.tensor_scale};
-      (void)br, (void)bc;
+      const k::BlockScaling<E, S> s = block_scheme_of<E, S>(o);
       std::vector<E> q(x.size());
       std::vector<S> sc(k::scales_needed(s, x.size(), cols));
       float ts = 1.0f;

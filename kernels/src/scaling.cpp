@@ -84,6 +84,25 @@ void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, flo
   factor = p.factor;
 }
 
+// Where quantize_runs and quantize_tiles hand their scaled values,
+// `emit(values, first_index)`: called once a group or band (about kChunk
+// values), so a call through a pointer costs nothing measurable, and the two
+// bodies are compiled once a pair instead of once an emitter (converting,
+// packing, stochastic rounding). Refers to an emitter the caller keeps alive.
+class Emit {
+ public:
+  template <class F>
+  Emit(F& f)  // NOLINT: an emitter converts implicitly, as a function_ref
+      : context_(&f), call_([](void* c, std::span<const float> v, std::size_t first) {
+          (*static_cast<F*>(c))(v, first);
+        }) {}
+  void operator()(std::span<const float> v, std::size_t first) const { call_(context_, v, first); }
+
+ private:
+  void* context_;
+  void (*call_)(void*, std::span<const float>, std::size_t);
+};
+
 // The common body of quantize and quantize_packed, on a checked plan of the
 // flat form's runs
 // (plans.h): computes the scales and hands the scaled floats to
@@ -92,9 +111,9 @@ void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, flo
 // for the last group). Per group, one vector pass finds every block's amax,
 // the scales are planned block by block, and one vector pass multiplies each
 // block by its factor.
-template <class Elem, class Scale, class Emit>
+template <class Elem, class Scale>
 void quantize_runs(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
-                     std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit&& emit) {
+                   std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit emit) {
   const std::size_t n = p.n, bs = p.block_size, blocks = p.blocks;
   const bool te = p.te();
   const TensorEncoding enc = tensor_encoding<Elem, Scale>(p, p.tensor_scale ? abs_max_bits(x.data(), n) : 0);
@@ -151,9 +170,9 @@ void quantize_runs(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::
 //    non-finite blocks' elements made +0 (TE's order: -0 and NaN too);
 // 4. the band handed to emit. A band holds g block rows with g * block_rows
 //    * cols a multiple of 4, so that packed bands start on a byte boundary.
-template <class Elem, class Scale, class Emit>
+template <class Elem, class Scale>
 void quantize_tiles(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
-                    std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit&& emit) {
+                    std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit emit) {
   const std::size_t n = p.n, cols = p.cols, bs = p.block_size, br = p.block_rows;
   const std::size_t across = p.across(), block_rows = p.blocks / across;
   const TensorEncoding enc = tensor_encoding<Elem, Scale>(p, p.tensor_scale ? abs_max_bits(x.data(), n) : 0);
@@ -208,9 +227,9 @@ void quantize_tiles(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std:
 }
 
 // quantize_runs or quantize_tiles, as the plan's blocks lie.
-template <class Elem, class Scale, class Emit>
+template <class Elem, class Scale>
 void quantize_plan(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
-                   std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit&& emit) {
+                   std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit emit) {
   if (p.flat())
     quantize_runs(p, s, x, scales, tensor_scale, threads, emit);
   else
@@ -308,7 +327,8 @@ void quantize_stochastic(const BlockScaling<Elem, Scale>& s, std::span<const flo
     const BlockPlan p = detail::make_block_plan("quantize_stochastic", detail::shape_rule(s), x.size(), cols,
                                                 {"elems", x.size(), elems.size()}, scales.size(), true,
                                                 tensor_scale != nullptr);
-    quantize_plan(p, s, x, scales, tensor_scale, threads, round_stochastically_into<Elem>(elems, rounding));
+    auto emit = round_stochastically_into<Elem>(elems, rounding);
+    quantize_plan(p, s, x, scales, tensor_scale, threads, emit);
   } else {
     fail("quantize_stochastic: " + std::string(finfo<Elem>::name) + " has no cvt.rs form");
   }
@@ -319,7 +339,8 @@ void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x,
               std::span<std::type_identity_t<Elem>> elems,
               std::span<std::type_identity_t<Scale>> scales, float* tensor_scale, unsigned threads) {
   const BlockPlan p = plan_block_quantize(s, x.size(), elems.size(), scales.size(), tensor_scale);
-  quantize_plan(p, s, x, scales, tensor_scale, threads, convert_into<Elem>(elems));
+  auto emit = convert_into<Elem>(elems);
+  quantize_plan(p, s, x, scales, tensor_scale, threads, emit);
 }
 
 template <BlockElement Elem, BlockScale Scale>
@@ -328,7 +349,8 @@ void quantize(const BlockScaling<Elem, Scale>& s, std::span<const float> x, std:
               float* tensor_scale, unsigned threads) {
   check_cols("quantize", cols);
   const BlockPlan p = plan_block_quantize(s, x.size(), elems.size(), scales.size(), tensor_scale, cols);
-  quantize_plan(p, s, x, scales, tensor_scale, threads, convert_into<Elem>(elems));
+  auto emit = convert_into<Elem>(elems);
+  quantize_plan(p, s, x, scales, tensor_scale, threads, emit);
 }
 
 template <BlockElement Elem, BlockScale Scale>
@@ -357,7 +379,8 @@ void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> 
                      std::span<std::uint8_t> bytes, std::span<std::type_identity_t<Scale>> scales,
                      float* tensor_scale, unsigned threads) {
   const BlockPlan p = plan_block_quantize_packed(s, x.size(), bytes.size(), scales.size(), tensor_scale);
-  quantize_plan(p, s, x, scales, tensor_scale, threads, pack_into<Elem>(bytes));
+  auto emit = pack_into<Elem>(bytes);
+  quantize_plan(p, s, x, scales, tensor_scale, threads, emit);
 }
 
 template <BlockElement Elem, BlockScale Scale>
@@ -367,7 +390,8 @@ void quantize_packed(const BlockScaling<Elem, Scale>& s, std::span<const float> 
                      float* tensor_scale, unsigned threads) {
   check_cols("quantize_packed", cols);
   const BlockPlan p = plan_block_quantize_packed(s, x.size(), bytes.size(), scales.size(), tensor_scale, cols);
-  quantize_plan(p, s, x, scales, tensor_scale, threads, pack_into<Elem>(bytes));
+  auto emit = pack_into<Elem>(bytes);
+  quantize_plan(p, s, x, scales, tensor_scale, threads, emit);
 }
 
 template <BlockElement Elem, BlockScale Scale>
@@ -527,46 +551,46 @@ void quantize(const TileScaling<Elem>& s, std::span<const float> x, std::size_t 
   for (std::size_t tr0 = 0, R = 0; tr0 < rows; tr0 += tr, ++R) {
     for (std::size_t tc0 = 0, C = 0; tc0 < cols; tc0 += tc, ++C) {
       const std::size_t r1 = std::min(tr0 + tr, rows), c1 = std::min(tc0 + tc, cols);
-      // 1. The tile's amax (as bits: NaN and infinity above every finite value).
-      std::uint32_t amax_bits = 0;
-      for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
-        amax_bits = std::max(amax_bits, abs_max_bits(x.data() + first, count));
-      });
+      const auto each_segment = [&](auto&& f) { for_tile_segments(n, cols, tr0, r1, tc0, c1, f); };
       float& scale = scales[R * tiles_across + C];
-      if (s.rule != TileRule::deepseek) {
-        // TE: 2'. the amax without NaNs, 3'. s and its inverse, 4'. x * s.
+      float factor;
+      if (s.rule == TileRule::deepseek) {
+        // 1. The tile's amax (as bits: NaN and infinity above every finite value).
+        std::uint32_t amax_bits = 0;
+        each_segment([&](std::size_t first, std::size_t count) {
+          amax_bits = std::max(amax_bits, abs_max_bits(x.data() + first, count));
+        });
+        // 2. A tile with a NaN or an infinity: NaN scale, +0 elements.
+        if (is_nonfinite(amax_bits)) {
+          scale = std::numeric_limits<float>::quiet_NaN();
+          each_segment([&](std::size_t first, std::size_t count) {
+            std::fill_n(elems.begin() + static_cast<std::ptrdiff_t>(first), count, Elem::from_bits(0));
+          });
+          continue;
+        }
+        // 3. The floored amax, the factor and the scale, in float32.
+        const float a = std::max(std::bit_cast<float>(amax_bits), s.amax_floor);
+        factor = max_elem / a;
+        scale = a / max_elem;
+      } else {
+        // TE: 1'. the amax without NaNs (fmaxf), floored; 3'. s and its inverse.
         float a = 0.0f;
-        for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
+        each_segment([&](std::size_t first, std::size_t count) {
           for (std::size_t i = first; i < first + count; ++i)
             if (!std::isnan(x[i])) a = std::max(a, std::fabs(x[i]));
         });
         if (a < s.amax_floor) a = s.amax_floor;
-        float sc = 1.0f;
+        factor = 1.0f;
         if (!(std::isinf(a) || a == 0.0f)) {
-          sc = max_elem / a;
-          if (std::isinf(sc)) sc = std::numeric_limits<float>::max();
-          if (s.rule == TileRule::te_pow2) sc = std::bit_cast<float>(std::bit_cast<std::uint32_t>(sc) & 0xFF800000u);
+          factor = max_elem / a;
+          if (std::isinf(factor)) factor = std::numeric_limits<float>::max();
+          if (s.rule == TileRule::te_pow2)
+            factor = std::bit_cast<float>(std::bit_cast<std::uint32_t>(factor) & 0xFF800000u);
         }
-        scale = 1.0f / sc;
-        for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
-          scale_and_convert(x.subspan(first, count), elems.subspan(first, count), sc);
-        });
-        continue;
+        scale = 1.0f / factor;
       }
-      // 2. A tile with a NaN or an infinity: NaN scale, +0 elements.
-      if (is_nonfinite(amax_bits)) {
-        scale = std::numeric_limits<float>::quiet_NaN();
-        for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
-          std::fill_n(elems.begin() + static_cast<std::ptrdiff_t>(first), count, Elem::from_bits(0));
-        });
-        continue;
-      }
-      // 3. The floored amax, the factor and the scale, in float32.
-      const float a = std::max(std::bit_cast<float>(amax_bits), s.amax_floor);
-      const float factor = max_elem / a;
-      scale = a / max_elem;
       // 4. The elements: x * factor rounded by the bulk conversion.
-      for_tile_segments(n, cols, tr0, r1, tc0, c1, [&](std::size_t first, std::size_t count) {
+      each_segment([&](std::size_t first, std::size_t count) {
         scale_and_convert(x.subspan(first, count), elems.subspan(first, count), factor);
       });
     }

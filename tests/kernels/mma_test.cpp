@@ -644,6 +644,22 @@ struct Lcg {
   }
 };
 
+// One output's inputs to the instruction's chain: A's row and B^T's row of k
+// decoded elements, and the k / bs scales their 1 x bs slices take.
+struct ChainInputs {
+  std::vector<double> a, b, scale_a, scale_b;
+};
+template <class E, class SA, class SB>
+ChainInputs chain_inputs(const E* a_row, const E* b_row, const SA* a_scales, const SB* b_scales, std::size_t k,
+                         std::size_t bs) {
+  ChainInputs in{std::vector<double>(k), std::vector<double>(k), std::vector<double>(k / bs),
+                 std::vector<double>(k / bs)};
+  for (std::size_t t = 0; t < k; ++t) in.a[t] = static_cast<double>(a_row[t]), in.b[t] = static_cast<double>(b_row[t]);
+  for (std::size_t q = 0; q < k / bs; ++q)
+    in.scale_a[q] = static_cast<double>(a_scales[q]), in.scale_b[q] = static_cast<double>(b_scales[q]);
+  return in;
+}
+
 template <class Scale>
 void check_block_scaled(const lplab::kernels::BlockScaling<lplab::float4_e2m1fn, Scale>& scheme, const char* name) {
   const std::size_t m = 3, n = 4, k = 128;
@@ -665,10 +681,7 @@ void check_block_scaled(const lplab::kernels::BlockScaling<lplab::float4_e2m1fn,
   const MmaInstruction& instr = *find_mma_instruction(name);
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < n; ++j) {
-      std::vector<double> a(k), b(k), qa(k / bs), qb(k / bs);
-      for (std::size_t t = 0; t < k; ++t) a[t] = static_cast<double>(ea[i * k + t]), b[t] = static_cast<double>(eb[j * k + t]);
-      for (std::size_t q = 0; q < k / bs; ++q)
-        qa[q] = static_cast<double>(sa[i * k / bs + q]), qb[q] = static_cast<double>(sb[j * k / bs + q]);
+      const auto [a, b, qa, qb] = chain_inputs(&ea[i * k], &eb[j * k], &sa[i * k / bs], &sb[j * k / bs], k, bs);
       const double d = mma_chain(instr, a, b, 0.0, qa, qb);
       const auto want = static_cast<float>(d / (static_cast<double>(ta) * static_cast<double>(tb)));
       EXPECT_EQ(c[i * n + j], want) << name << " D[" << i << "][" << j << "]";
@@ -711,10 +724,9 @@ TEST(MmaMatmul, block_scaled_instructions_take_16x16_weights) {
   const MmaInstruction& instr = *find_mma_instruction(name);
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < n; ++j) {
-      std::vector<double> a(k), b(k), qa(k / bs), qb(k / bs);
-      for (std::size_t t = 0; t < k; ++t) a[t] = static_cast<double>(ea[i * k + t]), b[t] = static_cast<double>(eb[j * k + t]);
-      for (std::size_t q = 0; q < k / bs; ++q)
-        qa[q] = static_cast<double>(sa[i * k / bs + q]), qb[q] = static_cast<double>(sb[(j / 16) * (k / bs) + q]);
+      // Row j's slices take block (j / 16, q)'s scale.
+      const auto [a, b, qa, qb] =
+          chain_inputs(&ea[i * k], &eb[j * k], &sa[i * k / bs], &sb[(j / 16) * (k / bs)], k, bs);
       const double d = mma_chain(instr, a, b, 0.0, qa, qb);
       EXPECT_EQ(c[i * n + j], static_cast<float>(d / (static_cast<double>(ta) * static_cast<double>(tb))))
           << "D[" << i << "][" << j << "]";

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "lplab/kernels/recipes.h"
+#include "lplab/kernels/scaling.h"
 
 namespace lplab::experiments::scaled {
 
@@ -42,6 +43,14 @@ struct RecipeRow {
   kernels::RecipeOperand operand{};
   std::string not_run;               // empty, or why lplab does not run this treatment yet
 };
+
+// A block-scaled operand (scaling == block) as the BlockScaling of its
+// formats, Elem and Scale, which the caller names: its block's cols and
+// rows, its rule and its tensor scale.
+template <class Elem, class Scale>
+kernels::BlockScaling<Elem, Scale> block_scheme_of(const kernels::RecipeOperand& o) {
+  return {.block_size = o.block.cols, .block_rows = o.block.rows, .rule = o.rule, .tensor_scale = o.tensor_scale};
+}
 
 // The rows of the recipe called `name` (none for a name that is not a recipe).
 std::vector<RecipeRow> recipe_rows(std::string_view name);

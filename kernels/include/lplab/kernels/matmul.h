@@ -223,10 +223,9 @@ void check_block_scaled(std::size_t rows, std::size_t k, int block_size, const v
 // slice of each row (row_scales, scaling.h): rows x (k / block_size).
 template <class Elem, class Scale>
 std::vector<Scale> slice_scales(const BlockScaledOperand<Elem, Scale>& x, std::size_t rows, std::size_t k) {
-  const auto bs = static_cast<std::size_t>(x.scheme.block_size), br = static_cast<std::size_t>(x.scheme.block_rows);
-  std::vector<Scale> out(rows * (k / bs));
+  std::vector<Scale> out(rows * (k / static_cast<std::size_t>(x.scheme.block_size)));
   if (rows * k == 0) return out;
-  const std::span<const Scale> given(x.scales, ((rows + br - 1) / br) * (k / bs));
+  const std::span<const Scale> given(x.scales, scales_needed(x.scheme, rows * k, k));
   row_scales(x.scheme, rows * k, k, given, std::span<Scale>(out));
   return out;
 }
