@@ -184,8 +184,9 @@ TYPED_TEST(BulkConvert, format_to_float_every_code) {
 // reference was half of this file's compile time).
 template <class From, class... To>
 void format_to_formats(FormatList<To...>) {
-  std::vector<From> in(code_count<From>());
-  for (std::uint64_t c = 0; c < in.size(); ++c) in[c] = From::from_bits(c);
+  std::vector<From> in;
+  for (std::uint64_t c = 0; c < code_count<From>(); ++c)
+    if (sanitized_sweep_visits<From>(c)) in.push_back(From::from_bits(c));
   std::vector<float> values(in.size());
   kernels::convert_reference(std::span<const From>(in), std::span(values), ConvertOptions{});
   auto one = [&]<class T>() {
