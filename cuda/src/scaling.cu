@@ -22,6 +22,13 @@ __global__ void amax_kernel(const float* x, std::size_t n, std::uint32_t* out) {
   if (threadIdx.x % 32 == 0) atomicMax(out, m);
 }
 
+// |x|'s bits for a block's amax; a NaN counts as 0 under the rules that
+// leave NaNs out (scale_rules::keeps_nonfinite: CUDA's fmaxf, as TE reads it).
+__device__ std::uint32_t magnitude_bits(float x, bool without_nan) {
+  const std::uint32_t a = __float_as_uint(x) & sr::kMagMask;
+  return without_nan && a > sr::kInfBits ? 0u : a;
+}
+
 // (Formats by catalog index, codes by untyped pointer: nvcc's host stubs
 // cannot spell a format type.)
 template <std::size_t IE, std::size_t IS>
@@ -32,16 +39,16 @@ __global__ void quantize_kernel(kernels::ScaleRule rule, std::size_t bs, const f
   auto* elems = static_cast<Elem*>(elem_codes);
   auto* scales = static_cast<Scale*>(scale_codes);
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const bool te = rule == kernels::ScaleRule::amax_ratio_te;
+  const bool te = rule == kernels::ScaleRule::amax_ratio_te, keeps = sr::keeps_nonfinite(rule);
   for (std::size_t b = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; b < blocks; b += stride) {
     const std::size_t first = b * bs, last = min(n, first + bs);
     std::uint32_t amax = 0;
-    for (std::size_t i = first; i < last; ++i) amax = max(amax, __float_as_uint(x[i]) & sr::kMagMask);
+    for (std::size_t i = first; i < last; ++i) amax = max(amax, magnitude_bits(x[i], keeps));
     Scale scale;
     float factor;
     sr::block_scale<Elem, Scale>(rule, amax, s_enc, scale, factor);
     scales[b] = scale;
-    const bool nonfinite = sr::is_nonfinite(amax);
+    const bool nonfinite = !keeps && sr::is_nonfinite(amax);
     for (std::size_t i = first; i < last; ++i) elems[i] = sr::quantize_element<Elem>(x[i], factor, te, nonfinite);
   }
 }
@@ -57,12 +64,12 @@ __global__ void quantize_lanes_kernel(kernels::ScaleRule rule, unsigned bs, cons
   using Scale = catalog_format<IS>;
   auto* elems = static_cast<Elem*>(elem_codes);
   auto* scales = static_cast<Scale*>(scale_codes);
-  const bool te = rule == kernels::ScaleRule::amax_ratio_te;
+  const bool te = rule == kernels::ScaleRule::amax_ratio_te, keeps = sr::keeps_nonfinite(rule);
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t padded = (n + 31) / 32 * 32;  // every lane of a warp runs every exchange
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < padded; i += stride) {
     const float v = i < n ? x[i] : 0.0f;
-    std::uint32_t amax = __float_as_uint(v) & sr::kMagMask;
+    std::uint32_t amax = magnitude_bits(v, keeps);
     for (unsigned o = bs / 2; o > 0; o /= 2) amax = max(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
     // The group's first lane computes the scale; the others take its factor.
     Scale scale{};
@@ -71,7 +78,7 @@ __global__ void quantize_lanes_kernel(kernels::ScaleRule rule, unsigned bs, cons
     if (lane == first) sr::block_scale<Elem, Scale>(rule, amax, s_enc, scale, factor);
     factor = __shfl_sync(0xFFFFFFFFu, factor, static_cast<int>(first));
     if (i < n && lane == first) scales[i / bs] = scale;
-    if (i < n) elems[i] = sr::quantize_element<Elem>(v, factor, te, sr::is_nonfinite(amax));
+    if (i < n) elems[i] = sr::quantize_element<Elem>(v, factor, te, !keeps && sr::is_nonfinite(amax));
   }
 }
 

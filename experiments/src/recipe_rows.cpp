@@ -52,14 +52,18 @@ RoundTrip scale_and_round(const RecipeRow& row, std::span<const float> x, std::s
     case OperandScaling::tensor_current: return detail::round_trip(k::TensorScaling<E>{}, x);
     case OperandScaling::tensor_delayed: return detail::round_trip(k::DelayedScaling<E>{}, x, cols);
     case OperandScaling::block_fp32:
-      return detail::round_trip(
-          k::TileScaling<E>{.tile_rows = o.block.rows, .tile_cols = o.block.cols, .amax_floor = 1e-4f}, x, cols);
     case OperandScaling::block_fp32_pow2:
-      return detail::round_trip(k::TileScaling<E>{.tile_rows = o.block.rows,
-                                                  .tile_cols = o.block.cols,
-                                                  .amax_floor = 0.0f,
-                                                  .rule = k::TileRule::te_pow2},
-                                x, cols);
+      // Block schemes of fp32 scales: DeepSeek-V3's rule, or TE's
+      // Float8BlockScaling with power-of-two scales.
+      if constexpr (k::BlockPair<E, float32>) {
+        const k::BlockScaling<E, float32> s{
+            .block_size = o.block.cols,
+            .block_rows = o.block.rows,
+            .rule = o.scaling == OperandScaling::block_fp32 ? k::ScaleRule::deepseek : k::ScaleRule::te_fp32_pow2};
+        return detail::round_trip(s, x, cols);
+      } else {
+        refuse(row, "fp32 block scales pair with " + k::block_pairs_text());
+      }
     case OperandScaling::block: break;
     case OperandScaling::none: refuse(row, "unscaled operands are cast, not scaled");
   }

@@ -33,6 +33,8 @@ BlockPlan make_block_plan(const char* fn, const BlockShapeRule& s, std::size_t n
   if (s.tensor_scale && !ratio) fail(fn, "a tensor scale needs ScaleRule::amax_ratio or amax_ratio_te");
   if (s.rule == ScaleRule::amax_ratio_te && !s.tensor_scale)
     fail(fn, "ScaleRule::amax_ratio_te (Transformer Engine's NVFP4) needs the tensor scale");
+  if (scale_rules::needs_fp32_scale(s.rule) && !s.fp32_scale)
+    fail(fn, std::string("ScaleRule::") + enum_name(s.rule) + " gives float32 scales: the scale format must be float32");
   if (data.what != nullptr) check_extent(fn, data);
   BlockPlan p{.n = n,
               .block_size = static_cast<std::size_t>(s.block_size),

@@ -74,7 +74,7 @@ template <class Elem, class Scale>
 void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, float s_enc,
                 Scale& scale, float& factor) noexcept {
   using T = Pow2Table<Elem, Scale>;
-  if (s.rule == ScaleRule::amax_ratio || s.rule == ScaleRule::amax_ratio_te || is_nonfinite(amax_bits)) {
+  if (!scale_rules::is_power_of_two_rule(s.rule) || is_nonfinite(amax_bits)) {
     scale_rules::block_scale<Elem, Scale>(s.rule, amax_bits, s_enc, scale, factor);
     return;
   }
@@ -82,6 +82,18 @@ void plan_block(const BlockScaling<Elem, Scale>& s, std::uint32_t amax_bits, flo
   const auto& p = T::table[static_cast<std::size_t>(x - T::C::x_min)];
   scale = p.scale;
   factor = p.factor;
+}
+
+// The amax of len values as |x|'s bits, NaNs left out (CUDA's fmaxf, as
+// TE's Float8BlockScaling reads it): the rules that keep non-finite elements
+// (scale_rules::keeps_nonfinite) take it where the vector amax found a NaN.
+std::uint32_t abs_max_bits_without_nan(const float* x, std::size_t len) noexcept {
+  std::uint32_t m = 0;
+  for (std::size_t i = 0; i < len; ++i) {
+    const std::uint32_t a = std::bit_cast<std::uint32_t>(x[i]) & scale_rules::kMagMask;
+    if (a <= scale_rules::kInfBits && a > m) m = a;
+  }
+  return m;
 }
 
 // Where quantize_runs and quantize_tiles hand their scaled values,
@@ -115,7 +127,7 @@ template <class Elem, class Scale>
 void quantize_runs(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::span<const float> x,
                    std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit emit) {
   const std::size_t n = p.n, bs = p.block_size, blocks = p.blocks;
-  const bool te = p.te();
+  const bool te = p.te(), keeps = scale_rules::keeps_nonfinite(p.rule);
   const TensorEncoding enc = tensor_encoding<Elem, Scale>(p, p.tensor_scale ? abs_max_bits(x.data(), n) : 0);
   const float s_enc = enc.s_enc;
   if (tensor_scale != nullptr) *tensor_scale = enc.stored;
@@ -140,8 +152,10 @@ void quantize_runs(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std::
       detail::block_abs_max_bits(x.data() + first, len, bs, amax.data());
       bool any_zero = false;
       for (std::size_t k = 0; k < nb; ++k) {
+        if (keeps && amax[k] > scale_rules::kInfBits)
+          amax[k] = abs_max_bits_without_nan(x.data() + first + k * bs, std::min(bs, len - k * bs));
         plan_block(s, amax[k], s_enc, scales[b0 + k], factors[k]);
-        any_zero |= is_nonfinite(amax[k]);
+        any_zero |= !keeps && is_nonfinite(amax[k]);
       }
       detail::scale_blocks(x.data() + first, len, bs, factors.data(), buf.data());
       if (te) {
@@ -175,6 +189,7 @@ void quantize_tiles(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std:
                     std::span<Scale> scales, float* tensor_scale, unsigned threads, Emit emit) {
   const std::size_t n = p.n, cols = p.cols, bs = p.block_size, br = p.block_rows;
   const std::size_t across = p.across(), block_rows = p.blocks / across;
+  const bool keeps = scale_rules::keeps_nonfinite(p.rule);
   const TensorEncoding enc = tensor_encoding<Elem, Scale>(p, p.tensor_scale ? abs_max_bits(x.data(), n) : 0);
   const float s_enc = enc.s_enc;
   if (tensor_scale != nullptr) *tensor_scale = enc.stored;
@@ -197,14 +212,19 @@ void quantize_tiles(const BlockPlan& p, const BlockScaling<Elem, Scale>& s, std:
         std::fill(amax.begin(), amax.end(), 0u);
         for (std::size_t r = r0; r < r1; ++r) {
           const std::size_t m = row_len(r);
-          detail::block_abs_max_bits(x.data() + r * cols, m, bs, segment.data());
-          for (std::size_t c = 0; c < (m + bs - 1) / bs; ++c) amax[c] = std::max(amax[c], segment[c]);
+          const float* row = x.data() + r * cols;
+          detail::block_abs_max_bits(row, m, bs, segment.data());
+          for (std::size_t c = 0; c < (m + bs - 1) / bs; ++c) {
+            if (keeps && segment[c] > scale_rules::kInfBits)
+              segment[c] = abs_max_bits_without_nan(row + c * bs, std::min(bs, m - c * bs));
+            amax[c] = std::max(amax[c], segment[c]);
+          }
         }
         // 2. Scales and factors.
         bool any_nonfinite = false;
         for (std::size_t c = 0; c < across; ++c) {
           plan_block(s, amax[c], s_enc, scales[R * across + c], factors[c]);
-          any_nonfinite |= is_nonfinite(amax[c]);
+          any_nonfinite |= !keeps && is_nonfinite(amax[c]);
         }
         // 3. The rows, scaled.
         for (std::size_t r = r0; r < r1; ++r) {

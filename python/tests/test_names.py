@@ -16,7 +16,8 @@ def test_every_enumeration_has_its_names():
     assert NAMES["unary"] == ["identity", "relu", "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale"]
     assert NAMES["compute"] == ["per_op", "fused", "fp64"]
     assert NAMES["accumulate"] == ["fp64", "fp32", "storage"]
-    assert NAMES["rule"] == ["floor", "ceil", "amax_ratio", "amax_ratio_te", "rceil", "even", "ceil_amax"]
+    assert NAMES["rule"] == ["floor", "ceil", "amax_ratio", "amax_ratio_te", "rceil", "even", "ceil_amax", "deepseek",
+                             "te_fp32", "te_fp32_pow2"]
     assert NAMES["amax"] == ["current", "history_max", "history_most_recent"]
 
 

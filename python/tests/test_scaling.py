@@ -345,3 +345,23 @@ def test_te_blockwise_tiles():
     assert np.allclose(back, x, rtol=0.07, atol=0)
     with pytest.raises(ValueError, match="tile rule"):
         lplab.quantize_tiles(x, rule="ds")
+
+
+def test_tile_schemes_are_block_schemes_with_fp32_scales():
+    """deepseek_* and te_blockwise_* are block schemes of float32 scales, equal
+    to quantize_tiles code for code and scale for scale."""
+    schemes = lplab.block_schemes()
+    assert schemes["te_blockwise_128x128"][:2] == ("float8_e4m3fn", "float32")
+    assert schemes["deepseek_128x128"][5] == 128
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((130, 300)).astype(np.float32)
+    x[3, 7] = np.nan
+    x[140 // 2, 2] = np.inf
+    for name, tile, rule in [("deepseek_1x128", (1, 128), "deepseek"), ("deepseek_128x128", (128, 128), "deepseek"),
+                             ("te_blockwise_1x128", (1, 128), "te_pow2"),
+                             ("te_blockwise_128x128", (128, 128), "te_pow2")]:
+        q = lplab.quantize(x, name, rows=True)
+        codes, scales = lplab.quantize_tiles(x, tile=tile, rule=rule,
+                                             amax_floor=1e-4 if rule == "deepseek" else 0.0)
+        assert (q.elems.codes == codes.codes).all(), name
+        assert np.array_equal(np.asarray(q.scales, np.float32).reshape(-1), scales.reshape(-1), equal_nan=True), name

@@ -752,6 +752,9 @@ TEST_F(SpecFiles, quantize_reads_rows_for_tiles_and_delayed_steps) {
   - name: tiles
     quantize: {scheme: deepseek_1x128, input: steps.npy}
     max_abs_err: 0
+  - name: te_tiles
+    quantize: {scheme: te_blockwise_128x128, input: steps.npy}
+    max_abs_err: 0
 )"));
   const std::vector<CheckResult> r = run_spec(spec);
   EXPECT_EQ(r[0].measured, 3.0);  // |1 - 4|
@@ -759,6 +762,8 @@ TEST_F(SpecFiles, quantize_reads_rows_for_tiles_and_delayed_steps) {
   EXPECT_NE(r[1].context.find("rows of 128"), std::string::npos) << r[1].context;
   // Each 1 x 128 tile has its own scale: 4 and 1 and 0.5 are exact (4 * 112 = 448).
   EXPECT_EQ(r[2].measured, 0.0);
+  // TE's one 128 x 128 tile (two rows): 448 / 4 cut to 64, and 0.5, 1, 4 times 64 are E4M3 codes.
+  EXPECT_EQ(r[3].measured, 0.0);
   try {
     run_spec(load_spec(write_spec("checks:\n  - name: d\n    quantize: {scheme: fp8_e5m2_delayed, input: flat.npy}\n"
                                   "    max_abs_err: 0\n")));

@@ -436,6 +436,107 @@ TEST(TeBlockwise, power_of_two_tiles_are_ceil_s) {
   EXPECT_EQ(q, qe);
 }
 
+// --- fp32 scales: DeepSeek-V3's tiles and TE's Float8BlockScaling as block schemes --
+
+// The four named tile schemes against the TileScaling constants, whose loop
+// is a separate scalar implementation of the same formulas (and is checked
+// against TE's formula above): codes, scales and dequantized values bit for
+// bit, on every SIMD target, with one and two threads, on shapes with partial
+// tiles and short last rows, on data with NaNs, infinities, zeros, subnormal
+// tiles and whole tiles of NaN.
+template <class Elem>
+void expect_tile_scheme(const BlockScaling<Elem, float32>& b, const TileScaling<Elem>& t, const std::string& name) {
+  const Shape shapes[] = {{1, 128, 128}, {3, 200, 600}, {129, 257, 129 * 257}, {130, 128, 129 * 128 + 5},
+                          {2, 1000, 2000}, {256, 256, 256 * 256}};
+  for (const SimdTarget& target : simd_targets()) {
+    ScopedSimdTarget pin(target.id);
+    for (const Shape& sh : shapes) {
+      for (std::uint32_t seed = 0; seed < 2; ++seed) {
+        auto x = matrix(sh.rows, sh.cols, 448.0, seed * 7 + static_cast<std::uint32_t>(sh.n), true);
+        x.resize(sh.n);
+        if (seed == 1 && sh.n >= 256) {
+          std::fill_n(x.begin(), 128, std::numeric_limits<float>::quiet_NaN());  // a tile of NaNs
+          std::fill_n(x.begin() + 128, std::min<std::size_t>(128, sh.n - 128), 1e-41f);  // amax below 1e-4
+        }
+        const std::string what = name + ", " + target.name + ", " + std::to_string(sh.rows) + " x " +
+                                 std::to_string(sh.cols) + ", seed " + std::to_string(seed);
+        std::vector<Elem> qt(sh.n);
+        std::vector<float> st(tile_scales_needed(t, sh.n, sh.cols));
+        quantize(t, std::span<const float>(x), sh.cols, std::span(qt), std::span(st));
+        ASSERT_EQ(scales_needed(b, sh.n, sh.cols), st.size()) << what;
+        for (unsigned threads : {1u, 2u}) {
+          std::vector<Elem> qb(sh.n);
+          std::vector<float32> sb(st.size());
+          quantize(b, std::span<const float>(x), sh.cols, std::span(qb), std::span(sb), nullptr, threads);
+          for (std::size_t k = 0; k < st.size(); ++k)
+            ASSERT_EQ(sb[k].bits(), bits(st[k])) << what << ": scale " << k << " is " << static_cast<float>(sb[k])
+                                                  << ", TileScaling's " << st[k];
+          for (std::size_t i = 0; i < sh.n; ++i)
+            ASSERT_EQ(code(qb[i]), code(qt[i])) << what << ": element " << i << " of " << x[i];
+          std::vector<float> yb(sh.n), yt(sh.n);
+          dequantize(b, std::span<const Elem>(qb), sh.cols, std::span<const float32>(sb), std::span(yb));
+          dequantize(t, std::span<const Elem>(qt), sh.cols, std::span<const float>(st), std::span(yt));
+          for (std::size_t i = 0; i < sh.n; ++i) ASSERT_EQ(bits(yb[i]), bits(yt[i])) << what << ": y " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(Fp32Scales, tile_schemes_equal_tile_scaling_on_every_target) {
+  expect_tile_scheme(deepseek_1x128, deepseek_activations, "deepseek_1x128");
+  expect_tile_scheme(deepseek_128x128, deepseek_weights, "deepseek_128x128");
+  expect_tile_scheme(te_blockwise_1x128, te_blockwise_activations, "te_blockwise_1x128");
+  expect_tile_scheme(te_blockwise_128x128, te_blockwise_weights, "te_blockwise_128x128");
+  // TE's rule without the power of two, against TileRule::te.
+  constexpr BlockScaling<float8_e4m3fn, float32> te_plain{.block_size = 128, .rule = ScaleRule::te_fp32};
+  expect_tile_scheme(te_plain, TileScaling<float8_e4m3fn>{.amax_floor = 0.0f, .rule = TileRule::te}, "te_fp32");
+}
+
+// Hand-derived: one 1 x 128 tile of amax 3. DeepSeek: scale 3 / 448 in
+// float32, elements x * (448 / 3). TE: 448 / 3 = 149.33 cut to 128, scale
+// 2^-7, elements x * 128 (3 -> 384, an E4M3 code). An amax of 1e-6 is floored
+// to 1e-4 by DeepSeek, not by TE (448 / 1e-6 = 4.48e8, cut to 2^28).
+TEST(Fp32Scales, hand_derived_tiles) {
+  std::vector<float> x(256, 0.5f);
+  x[7] = -3.0f;
+  std::fill(x.begin() + 128, x.end(), 1e-6f);
+  std::vector<float8_e4m3fn> q(256);
+  std::vector<float32> sc(2);
+  quantize(deepseek_1x128, std::span<const float>(x), 256, std::span(q), std::span(sc));
+  EXPECT_EQ(static_cast<float>(sc[0]), 3.0f / 448.0f);
+  EXPECT_EQ(static_cast<float>(sc[1]), 1e-4f / 448.0f);
+  EXPECT_EQ(static_cast<float>(q[7]), -448.0f);
+  EXPECT_EQ(static_cast<float>(q[0]), static_cast<float>(lplab::convert<float8_e4m3fn>(0.5f * (448.0f / 3.0f))));
+  quantize(te_blockwise_1x128, std::span<const float>(x), 256, std::span(q), std::span(sc));
+  EXPECT_EQ(static_cast<float>(sc[0]), 0x1p-7f);
+  EXPECT_EQ(static_cast<float>(sc[1]), 0x1p-28f);
+  EXPECT_EQ(static_cast<float>(q[7]), -384.0f);
+  EXPECT_EQ(static_cast<float>(q[0]), 64.0f);
+  EXPECT_EQ(static_cast<float>(q[128]), static_cast<float>(lplab::convert<float8_e4m3fn>(1e-6f * 0x1p28f)));
+}
+
+TEST(Fp32Scales, the_fp32_rules_need_fp32_scales_and_no_tensor_scale) {
+  std::vector<float> x(128, 1.0f);
+  std::vector<float8_e4m3fn> q(128, float8_e4m3fn::from_bits(0x11));
+  std::vector<E8M0> se(1, E8M0::from_bits(0x22));
+  const BlockScaling<float8_e4m3fn, E8M0> wrong{.block_size = 128, .rule = ScaleRule::deepseek};
+  try {
+    quantize(wrong, std::span<const float>(x), std::span(q), std::span(se));
+    FAIL() << "an E8M0 scale under ScaleRule::deepseek was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ScaleRule::deepseek gives float32 scales"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(q[0].bits(), 0x11);
+  EXPECT_EQ(se[0].bits(), 0x22);
+  const BlockScaling<float8_e4m3fn, float32> with_tensor{.block_size = 128, .rule = ScaleRule::te_fp32,
+                                                         .tensor_scale = true};
+  std::vector<float32> sf(1);
+  float ts = 0;
+  EXPECT_THROW(quantize(with_tensor, std::span<const float>(x), std::span(q), std::span(sf), &ts),
+               std::invalid_argument);
+}
+
 // --- stochastic rounding inside block quantization ----------------------------
 
 // The scaled values quantize() rounds, from its scales and tensor scale by

@@ -162,8 +162,12 @@ struct Scheme {
 // schemes are E4M3 with 1 x 128 activation tiles and 128 x 128 weight blocks.
 #define LPLAB_BLOCK_SCHEME_ENTRY(s, ...) \
   Scheme{#s, Kind::block, [](In x, std::size_t) { return detail::round_trip(kernels::s, x); }},
-#define LPLAB_MATRIX_SCHEME_ENTRY(s, ...) \
-  Scheme{#s, Kind::block, [](In x, std::size_t c) { return detail::round_trip(kernels::s, x, c); }},
+// (A matrix scheme of fp32 scales -- DeepSeek-V3's tiles, TE's
+// Float8BlockScaling -- is of the tile kind.)
+#define LPLAB_MATRIX_SCHEME_ENTRY(s, ...)                                                                     \
+  Scheme{#s,                                                                                                  \
+         std::same_as<std::remove_cvref_t<decltype(kernels::s)>::scale_type, float32> ? Kind::tile : Kind::block, \
+         [](In x, std::size_t c) { return detail::round_trip(kernels::s, x, c); }},
 inline constexpr auto schemes = std::to_array<Scheme>({
     LPLAB_BLOCK_SCHEMES(LPLAB_BLOCK_SCHEME_ENTRY)  // kernels/scaling.h
     LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_MATRIX_SCHEME_ENTRY)
@@ -171,8 +175,6 @@ inline constexpr auto schemes = std::to_array<Scheme>({
     {"fp8_e5m2_tensor", Kind::tensor, [](In x, std::size_t) { return detail::round_trip(kernels::fp8_e5m2_tensor, x); }},
     {"fp8_e4m3_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e4m3_delayed, x, c); }},
     {"fp8_e5m2_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e5m2_delayed, x, c); }},
-    {"deepseek_1x128", Kind::tile, [](In x, std::size_t c) { return detail::round_trip(kernels::deepseek_activations, x, c); }},
-    {"deepseek_128x128", Kind::tile, [](In x, std::size_t c) { return detail::round_trip(kernels::deepseek_weights, x, c); }},
 });
 #undef LPLAB_MATRIX_SCHEME_ENTRY
 #undef LPLAB_BLOCK_SCHEME_ENTRY

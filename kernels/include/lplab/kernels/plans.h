@@ -85,15 +85,16 @@ struct BlockShapeRule {
   int block_size, block_rows;
   ScaleRule rule;
   bool tensor_scale;
+  bool fp32_scale;  // the scale format is float32
 };
 template <class Elem, class Scale>
 constexpr BlockShapeRule shape_rule(const BlockScaling<Elem, Scale>& s) noexcept {
-  return {s.block_size, s.block_rows, s.rule, s.tensor_scale};
+  return {s.block_size, s.block_rows, s.rule, s.tensor_scale, std::same_as<Scale, float32>};
 }
 // The checks of a block-scaling call, in this order: the scheme (block_size
 // and block_rows at least 1; blocks of more than one row only with the row
 // length, cols > 0; a tensor scale with amax_ratio or amax_ratio_te, which
-// needs one), the row length where given (at least 1 for n > 0), the data
+// needs one; deepseek, te_fp32 and te_fp32_pow2 with float32 scales), the row length where given (at least 1 for n > 0), the data
 // operand, the scales, and for quantize an output for the tensor scale where
 // the scheme has one. cols = 0 is the flat form.
 BlockPlan make_block_plan(const char* fn, const BlockShapeRule& s, std::size_t n, std::size_t cols, Extent data,

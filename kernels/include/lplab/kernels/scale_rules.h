@@ -29,11 +29,33 @@ namespace lplab::kernels {
   X(amax_ratio_te, "NVFP4 in Transformer Engine's reference order, keeping the tensor's amax") \
   X(rceil, "2^ceil(log2 q), q = amax * (1 / max_elem) in float32: cuBLAS and TE (cvt.rp.ue8m0)") \
   X(even, "2^(floor(log2 r) - emax_elem), r = amax to the element's precision, ties away: torchao EVEN") \
-  X(ceil_amax, "2^(ceil(log2 amax) - emax_elem): torchao's CEIL")
+  X(ceil_amax, "2^(ceil(log2 amax) - emax_elem): torchao's CEIL")                              \
+  X(deepseek, "max(amax, 1e-4) / max_elem in float32 (fp32 scales): DeepSeek-V3's tiles")     \
+  X(te_fp32, "1 / (max_elem / amax) in float32, NaN left out of amax (fp32 scales): TE Float8BlockScaling") \
+  X(te_fp32_pow2, "te_fp32 with max_elem / amax cut to a power of two: TE Float8BlockScaling's default")
 enum class ScaleRule : std::uint8_t { LPLAB_SCALE_RULES(LPLAB_ENUMERATOR) };
 LPLAB_ENUM_TABLE(ScaleRule, "scale rule", LPLAB_SCALE_RULES)
 
 namespace scale_rules {
+
+// The rules of fp32 scales (a float32 scale format; no tensor scale):
+// DeepSeek-V3's and Transformer Engine's Float8BlockScaling tiles.
+LPLAB_HD constexpr bool needs_fp32_scale(ScaleRule r) noexcept {
+  return r == ScaleRule::deepseek || r == ScaleRule::te_fp32 || r == ScaleRule::te_fp32_pow2;
+}
+// TE's Float8BlockScaling rules read the amax without NaNs (CUDA's fmaxf
+// drops them) and leave every element to the conversion: a NaN stays NaN and
+// an infinity saturates. Every other rule makes a block holding a NaN or an
+// infinity +0 elements with the scale format's NaN (amax_ratio_te: -0 and
+// NaN elements +0, its own rule).
+LPLAB_HD constexpr bool keeps_nonfinite(ScaleRule r) noexcept {
+  return r == ScaleRule::te_fp32 || r == ScaleRule::te_fp32_pow2;
+}
+// The rules whose scale is a power of two read from X (power_of_two_exponent).
+LPLAB_HD constexpr bool is_power_of_two_rule(ScaleRule r) noexcept {
+  return r == ScaleRule::floor || r == ScaleRule::ceil || r == ScaleRule::rceil || r == ScaleRule::even ||
+         r == ScaleRule::ceil_amax;
+}
 
 // binary32's constants, as the format core derives them from its descriptor.
 using Binary32 = lplab::detail::Layout<lplab::detail::binary32>;
@@ -72,9 +94,11 @@ struct Constants {
       static_cast<std::uint32_t>((EI::max_code & ((std::uint64_t{1} << EI::mantissa_bits) - 1)) |
                                  (std::uint64_t{1} << EI::mantissa_bits))
       << (23 - EI::mantissa_bits);
-  // The powers of two the scale format holds: 2^x_min .. 2^x_max
-  // (E8M0 -127 .. 127; E4M3 2^-9 (subnormal) .. 2^8).
-  static constexpr int x_min = SI::minexp - (SI::has_subnormals ? SI::mantissa_bits : 0);
+  // The powers of two the scale format holds whose inverse, the factor, is a
+  // float: 2^x_min .. 2^x_max (E8M0 -127 .. 127; E4M3 2^-9 (subnormal) ..
+  // 2^8; float32 2^-127 .. 2^127, its subnormals below having no inverse).
+  static constexpr int x_min_held = SI::minexp - (SI::has_subnormals ? SI::mantissa_bits : 0);
+  static constexpr int x_min = x_min_held < -127 ? -127 : x_min_held;
   static constexpr int x_max = SI::maxexp - 1;
   // The tensor scale's numerator max_elem * max_scale (NVFP4: 6 * 448 = 2688),
   // saturated to float.
@@ -211,10 +235,42 @@ LPLAB_HD constexpr void block_scale_te(std::uint32_t amax_bits, float s_enc, Sca
   factor = min_of(one / (static_cast<float>(scale) * decode), kFloatMax);
 }
 
+// A tile's scale and factor under Transformer Engine's Float8BlockScaling
+// (te_fp32, te_fp32_pow2; TE's common/recipe/recipe_common.cuh,
+// compute_scale_from_amax, with amax_epsilon 0 and fp32 input), in float32:
+//   factor = 1 where amax is 0 or infinite; else max_elem / amax, FLT_MAX
+//            where that overflows, for te_fp32_pow2 with its mantissa
+//            cleared (bits & 0xFF800000: the largest power of two below)
+//   scale  = 1 / factor (TE's scale_inv, what is stored and multiplies back)
+// amax_bits is the amax without NaNs; a NaN there (a tile of NaNs only, whose
+// fmaxf-amax is 0) is read as 0.
+template <class Elem, class Scale>
+LPLAB_HD constexpr void tile_scale_te(std::uint32_t amax_bits, bool pow2, Scale& scale, float& factor) noexcept {
+  factor = 1.0f;
+  if (amax_bits != 0 && amax_bits < kInfBits) {
+    factor = min_of(Constants<Elem, Scale>::max_elem / float_of(amax_bits), kFloatMax);
+    if (pow2) factor = float_of(lplab::detail::bit_cast<std::uint32_t>(factor) & 0xFF80'0000u);
+  }
+  scale = lplab::convert<Scale>(1.0f / factor);
+}
+
+// DeepSeek-V3's tiles (deepseek; its inference/kernel.py act_quant and
+// weight_quant, the amax clamped at 1e-4 as its training recipe states), a
+// finite amax, in float32: a = max(amax, 1e-4), factor = max_elem / a,
+// scale = a / max_elem.
+template <class Elem, class Scale>
+LPLAB_HD constexpr void tile_scale_deepseek(std::uint32_t amax_bits, Scale& scale, float& factor) noexcept {
+  constexpr float kAmaxFloor = 1e-4f;
+  const float a = float_of(amax_bits) < kAmaxFloor ? kAmaxFloor : float_of(amax_bits);
+  factor = Constants<Elem, Scale>::max_elem / a;
+  scale = lplab::convert<Scale>(a / Constants<Elem, Scale>::max_elem);
+}
+
 // One block's scale, and the factor its elements are multiplied by before
 // rounding: 0 for a block with a NaN or an infinity inside, whose elements
 // become +0 and whose scale is the scale format's NaN (amax_ratio_te:
-// block_scale_te's rules instead).
+// block_scale_te's rules instead; te_fp32 and te_fp32_pow2: tile_scale_te's).
+// The fp32-scale rules give a float32 scale exactly (plans.h requires one).
 template <class Elem, class Scale>
 LPLAB_HD constexpr void block_scale(ScaleRule rule, std::uint32_t amax_bits, float s_enc, Scale& scale,
                                     float& factor) noexcept {
@@ -223,9 +279,17 @@ LPLAB_HD constexpr void block_scale(ScaleRule rule, std::uint32_t amax_bits, flo
     block_scale_te<Elem, Scale>(amax_bits, s_enc, scale, factor);
     return;
   }
+  if (keeps_nonfinite(rule)) {
+    tile_scale_te<Elem, Scale>(amax_bits, rule == ScaleRule::te_fp32_pow2, scale, factor);
+    return;
+  }
   if (is_nonfinite(amax_bits)) {
     scale = Scale::from_bits(finfo<Scale>::nan_code);
     factor = 0.0f;
+    return;
+  }
+  if (rule == ScaleRule::deepseek) {
+    tile_scale_deepseek<Elem, Scale>(amax_bits, scale, factor);
     return;
   }
   if (rule != ScaleRule::amax_ratio) {
@@ -265,7 +329,8 @@ LPLAB_HD constexpr float tensor_scale(float amax, int margin) noexcept {
 // the CPU's vector loops (scaling.cpp: amax, scale, bulk conversion) and the
 // device's loops compute:
 //   1. v = x * factor in float (factor from block_scale: 2^-X, k, or 0);
-//   2. amax_ratio_te: -0 and NaN become +0 (TE's E2M1 table); any other rule:
+//   2. amax_ratio_te: -0 and NaN become +0 (TE's E2M1 table); te_fp32 and
+//      te_fp32_pow2: nothing (nonfinite_block is false); any other rule:
 //      every element of a block with a NaN or an infinity becomes +0;
 //   3. elem = convert<Elem>(v, nearest_even, saturate).
 template <class Elem>

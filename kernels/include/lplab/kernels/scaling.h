@@ -236,11 +236,25 @@ LPLAB_BLOCK_SCHEMES(LPLAB_KERNELS_BLOCK_SCHEME)
 //   weights (arXiv 2509.25149 section 4, "2D block scaling"; Transformer
 //   Engine's NVFP4BlockScaling recipe, fp4_2d_quantization for weights),
 //   in lplab's and in TE's order.
+// - deepseek_1x128, deepseek_128x128: DeepSeek-V3's fine-grained FP8 tiles
+//   (arXiv 2412.19437 section 3.3.2: 1 x 128 activation tiles, 128 x 128
+//   weight blocks, E4M3, fp32 scales; ScaleRule::deepseek).
+// - te_blockwise_1x128, te_blockwise_128x128: Transformer Engine's
+//   Float8BlockScaling defaults (1 x 128 activations and gradients, 128 x 128
+//   weights, E4M3, power-of-two fp32 scales; ScaleRule::te_fp32_pow2).
+// The tiles restart at each row, as the matrix form's blocks do; these are
+// the TileScaling constants below (deepseek_activations ...) as block
+// schemes, equal to them code for code (block_shapes_test.cpp).
 #define LPLAB_MATRIX_BLOCK_SCHEMES(X)                                                                             \
   X(nvfp4_2d, float4_e2m1fn, float8_e4m3fn, .block_size = 16, .block_rows = 16, .rule = ScaleRule::amax_ratio, \
     .tensor_scale = true)                                                                                       \
   X(nvfp4_te_2d, float4_e2m1fn, float8_e4m3fn, .block_size = 16, .block_rows = 16,                             \
-    .rule = ScaleRule::amax_ratio_te, .tensor_scale = true)
+    .rule = ScaleRule::amax_ratio_te, .tensor_scale = true)                                                     \
+  X(deepseek_1x128, float8_e4m3fn, float32, .block_size = 128, .rule = ScaleRule::deepseek)                    \
+  X(deepseek_128x128, float8_e4m3fn, float32, .block_size = 128, .block_rows = 128, .rule = ScaleRule::deepseek) \
+  X(te_blockwise_1x128, float8_e4m3fn, float32, .block_size = 128, .rule = ScaleRule::te_fp32_pow2)            \
+  X(te_blockwise_128x128, float8_e4m3fn, float32, .block_size = 128, .block_rows = 128,                        \
+    .rule = ScaleRule::te_fp32_pow2)
 LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_KERNELS_BLOCK_SCHEME)
 #undef LPLAB_KERNELS_BLOCK_SCHEME
 

@@ -27,7 +27,8 @@ namespace lplab::kernels {
 // E8M0 scales are OCP MX v1.0's, E4M3 scales NVFP4's (arXiv 2509.25149);
 // every element format takes either. UE5M3 scales (NVIDIA's next
 // generation, PTX ISA 13.4 preview) pair with E2M1 and E4M3: a further
-// element is one more line here. `storage` is `packed` where the
+// element is one more line here. float32 scales (DeepSeek-V3's tiles,
+// Transformer Engine's Float8BlockScaling) pair with the two OCP FP8s. `storage` is `packed` where the
 // elements are stored packed (packed.h: FP6 and FP4), which adds
 // quantize_packed and dequantize_packed for the pair, and `bytes` otherwise
 // (checked against packed.h below).
@@ -47,7 +48,9 @@ namespace lplab::kernels {
   X(float4_e2m1fn, float8_e8m0fnu, packed)    \
   X(float4_e2m1fn, float8_e4m3fn, packed)    \
   X(float4_e2m1fn, float8_e5m3fnu, packed)   \
-  X(float8_e4m3fn, float8_e5m3fnu, bytes)
+  X(float8_e4m3fn, float8_e5m3fnu, bytes)     \
+  X(float8_e4m3fn, float32, bytes)            \
+  X(float8_e5m2, float32, bytes)
 
 namespace detail {
 template <class T, class... List>
