@@ -95,6 +95,41 @@ void accumulate_instruction(const MatmulProblem& p, const MatmulOptions& o, cons
   });
 }
 
+// Blocks with fp32 scales on an instruction that takes none (Hopper's FP8
+// wgmma, DeepSeek-V3 and DeepGEMM; TE's Float8BlockScaling on Hopper): the
+// instruction chains over each block of K alone, from C = +0, and each
+// block's D is promoted into fp32 as fma(s_a * s_b, D, promoted) --
+// mma::chain with promote_scales, the scalar reference mma_test checks this
+// against. Each block of K runs as a matmul of its own through
+// accumulate_instruction (the SIMD kernels: a chain from C = +0 is exactly
+// such a matmul), then every output is promoted.
+void accumulate_promoted_scales(const MatmulProblem& p, const MatmulOptions& o, const float* scales_a,
+                                const float* scales_b_t, std::size_t block, double* out) {
+  const std::size_t blocks = p.k / block;
+  MatmulOptions chunk_o = o;
+  chunk_o.accumulator.promote_every = 0;
+  chunk_o.c_input = nullptr;
+  std::vector<float> acc(p.m * p.n, 0.0f);
+  auto scale_of = [&](std::size_t r, std::size_t j, std::size_t q) {
+    return scales_a[r * blocks + q] * scales_b_t[j * blocks + q];  // fp32, nearest even
+  };
+  std::vector<float> a_q(p.m * block);
+  std::vector<double> d(p.m * p.n);
+  for (std::size_t q = 0; q < blocks; ++q) {
+    for (std::size_t r = 0; r < p.m; ++r)
+      std::copy(p.a + r * p.k + q * block, p.a + r * p.k + (q + 1) * block, a_q.begin() + r * block);
+    // B's rows q * block .. (q + 1) * block are contiguous (k x n, row-major).
+    accumulate_instruction({p.m, p.n, block, a_q.data(), p.b + q * block * p.n, p.ra, p.rb}, chunk_o, nullptr,
+                           nullptr, d.data());
+    for (std::size_t r = 0; r < p.m; ++r)
+      for (std::size_t j = 0; j < p.n; ++j) {
+        float& x = acc[r * p.n + j];
+        x = mma::fma32(scale_of(r, j, q), static_cast<float>(d[r * p.n + j]), x);
+      }
+  }
+  for (std::size_t i = 0; i < p.m * p.n; ++i) out[i] = acc[i];
+}
+
 }  // namespace lplab::kernels::detail
 namespace lplab::kernels {
 using namespace detail;
@@ -104,9 +139,29 @@ void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales
                                      std::string_view scale_format_b, const MatmulOptions& o, double* out) {
   // (check_matmul has checked the model.)
   const MmaInstruction& i = instruction_of(o);
+  if (i.scale == MmaType::none && scale_format_a == "float32" && scale_format_b == "float32") {
+    // fp32 block scales applied as each block of K is promoted (above).
+    const auto block = static_cast<std::size_t>(block_a);
+    if (block_b != block_a)
+      throw std::invalid_argument("matmul: fp32 block scales are applied per block of K as it is promoted, and the "
+                                  "operands' blocks differ along K (" + std::to_string(block_a) + " and " +
+                                  std::to_string(block_b) + ")");
+    if (block % static_cast<std::size_t>(i.k) != 0)
+      throw std::invalid_argument("matmul: " + i.name + " chains k = " + std::to_string(i.k) +
+                                  " a step, and a block of " + std::to_string(block) + " is not a whole number of them");
+    const int every = o.accumulator.promote_every;
+    if (every != 0 && static_cast<std::size_t>(every) != block)
+      throw std::invalid_argument("matmul: fp32 block scales are promoted once a block of " + std::to_string(block) +
+                                  " along K; promote_every is " + std::to_string(every));
+    if (o.c_input != nullptr)
+      throw std::invalid_argument("matmul: the promotion of fp32-scaled blocks starts from 0 and takes no input C");
+    accumulate_promoted_scales(p, o, scales_a, scales_b_t, block, out);
+    return;
+  }
   if (i.scale == MmaType::none)
     throw std::invalid_argument("matmul: " + i.name + " takes no block scales; name a block-scaled instruction "
-                                "(lplab mma --list), or another accumulator for dequantized operands");
+                                "(lplab mma --list), fp32 block scales (promoted with the scales, as DeepGEMM "
+                                "does), or another accumulator for dequantized operands");
   const int want = i.model.scale_block;
   if (block_a != want || block_b != want)
     throw std::invalid_argument("matmul: " + i.name + " takes one scale per " + std::to_string(want) +

@@ -365,3 +365,20 @@ def test_tile_schemes_are_block_schemes_with_fp32_scales():
                                              amax_floor=1e-4 if rule == "deepseek" else 0.0)
         assert (q.elems.codes == codes.codes).all(), name
         assert np.array_equal(np.asarray(q.scales, np.float32).reshape(-1), scales.reshape(-1), equal_nan=True), name
+
+
+def test_fp32_tiles_on_hoppers_wgmma_promote_with_their_scales():
+    """DeepSeek-V3's tiles through Hopper's FP8 wgmma: each block of 128 along
+    K chained from 0 and promoted as fma(s_a * s_b, D, acc) in fp32 -- near
+    the exact product of the dequantized operands, not equal to it."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 130)).astype(np.float32)
+    qa = lplab.quantize(a, "deepseek_1x128", rows=True)
+    qb = lplab.quantize(b.T.copy(), "deepseek_128x128")
+    c = np.asarray(lplab.matmul_blocks(qa, qb, accumulator="hopper.wgmma.f32.e4m3.e4m3"), np.float64)
+    exact = np.asarray(lplab.matmul_blocks(qa, qb, accumulator="fp64"), np.float64)
+    assert np.abs(c - exact).max() <= 2.0 ** -10 * np.abs(exact).max()
+    assert (c != exact).any()
+    with pytest.raises(ValueError, match="promoted once a block of 128"):
+        lplab.matmul_blocks(qa, qb, accumulator="hopper.wgmma.f32.e4m3.e4m3", promote_every=256)

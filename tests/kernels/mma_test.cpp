@@ -21,6 +21,7 @@
 #include "kernels/mma_goldens.h"
 #include "lplab/kernels/accumulator.h"
 #include "lplab/kernels/mma.h"
+#include "lplab/kernels/mma_step.h"
 #include "lplab/kernels/matmul.h"
 #include "lplab/kernels/targets.h"
 #include "lplab/kernels/tensor_core_step.h"
@@ -760,6 +761,81 @@ TEST(MmaMatmul, block_scaled_instructions_take_mx_and_nvfp4_operands) {
   o.accumulator = instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3");  // not block-scaled
   EXPECT_THROW(matmul(1, 1, 64, Op{mxfp4, e.data(), s.data()}, Op{mxfp4, e.data(), s.data()}, c.data(), o),
                std::invalid_argument);
+}
+
+// fp32 block scales on Hopper's FP8 wgmma (DeepSeek-V3 and DeepGEMM): each
+// block of 128 along K is chained from C = +0, and its D promoted into fp32
+// as fma(s_a * s_b, D, promoted). Hand-derived: block 0's D is -(1 + 2^-11)
+// (scale 1), block 1's 1 + 2^-12 with scale 1 + 2^-12. Fused, the promotion
+// gives (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 exactly; a product rounded before
+// the addition (1 + 2^-11 + 2^-24 is a tie, to even 1 + 2^-11) would give 0.
+TEST(MmaMatmul, fp32_block_scales_are_fused_into_each_promotion) {
+  using E = lplab::float8_e4m3fn;
+  using S = lplab::float32;
+  const std::size_t k = 256;
+  std::vector<E> a(k, E(0.0f)), b(k, E(0.0f));
+  a[0] = E(-1.0f), a[1] = E(-0x1p-6f), b[0] = E(1.0f), b[1] = E(0x1p-5f);          // -(1 + 2^-11)
+  a[128] = E(1.0f), a[129] = E(0x1p-6f), b[128] = E(1.0f), b[129] = E(0x1p-6f);    // 1 + 2^-12
+  const std::vector<S> sa = {S(1.0f), S(1.0f + 0x1p-12f)}, sb = {S(1.0f), S(1.0f)};
+  MatmulOptions o;
+  o.accumulator = instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3");
+  float c = -1;
+  using Op = BlockScaledOperand<E, S>;
+  matmul(1, 1, k, Op{deepseek_1x128, a.data(), sa.data()}, Op{deepseek_128x128, b.data(), sb.data()}, &c, o);
+  EXPECT_EQ(c, 0x1p-24f);
+  // promote_every must be the blocks' 128 (or unset); no input C.
+  o.accumulator = o.accumulator.promoted_every(64);
+  EXPECT_THROW(matmul(1, 1, k, Op{deepseek_1x128, a.data(), sa.data()}, Op{deepseek_1x128, b.data(), sb.data()}, &c, o),
+               std::invalid_argument);
+}
+
+// Random operands in DeepSeek-V3's tiles (A: 1 x 128, B^T: 128 x 128 over
+// n = 130 rows, a partial block row) on Hopper's E4M3 wgmma: every output
+// equals mma::chain with the promotion scales (the scalar reference), with
+// promote_every unset and 128, and lies near the exact product.
+TEST(MmaMatmul, fp32_block_scales_match_the_scalar_chain) {
+  using E = lplab::float8_e4m3fn;
+  using S = lplab::float32;
+  const std::size_t m = 3, n = 130, k = 384, blocks = k / 128;
+  std::vector<float> x(m * k), y(n * k);
+  Lcg next{21};
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = next() * (i % 128 < 64 ? 1.0f : 1e-3f);
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = next() * (i / k >= 128 ? 300.0f : 1.0f);
+  std::vector<E> ea(m * k), eb(n * k);
+  std::vector<S> sa(scales_needed(deepseek_1x128, m * k, k)), sb(scales_needed(deepseek_128x128, n * k, k));
+  ASSERT_EQ(sb.size(), 2 * blocks);
+  quantize(deepseek_1x128, std::span<const float>(x), k, std::span(ea), std::span(sa));
+  quantize(deepseek_128x128, std::span<const float>(y), k, std::span(eb), std::span(sb));
+  using Op = BlockScaledOperand<E, S>;
+  {
+    const char* name = "hopper.wgmma.f32.e4m3.e4m3";
+    const MmaInstruction& instr = *find_mma_instruction(name);
+    for (int every : {0, 128}) {
+      MatmulOptions o;
+      o.accumulator = instruction_accumulator(name).promoted_every(every);
+      std::vector<float> c(m * n);
+      matmul(m, n, k, Op{deepseek_1x128, ea.data(), sa.data()}, Op{deepseek_128x128, eb.data(), sb.data()},
+             c.data(), o);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          std::vector<double> ra(k), rb(k);
+          std::vector<float> s(blocks);
+          double exact = 0, magnitude = 0;
+          for (std::size_t t = 0; t < k; ++t) {
+            ra[t] = static_cast<double>(ea[i * k + t]), rb[t] = static_cast<double>(eb[j * k + t]);
+            const double p = ra[t] * static_cast<double>(sa[i * blocks + t / 128]) * rb[t] *
+                             static_cast<double>(sb[(j / 128) * blocks + t / 128]);
+            exact += p, magnitude += std::abs(p);
+          }
+          for (std::size_t q = 0; q < blocks; ++q)
+            s[q] = static_cast<float>(sa[i * blocks + q]) * static_cast<float>(sb[(j / 128) * blocks + q]);
+          const double d = mma::chain(instr.model, ra.data(), rb.data(), k, 0.0, nullptr, nullptr, 128, nullptr,
+                                      s.data());
+          ASSERT_EQ(c[i * n + j], static_cast<float>(d)) << name << " every " << every << " D[" << i << "][" << j << "]";
+          EXPECT_NEAR(c[i * n + j], exact, 0x1p-11 * magnitude) << name << " D[" << i << "][" << j << "]";
+        }
+    }
+  }
 }
 
 }  // namespace

@@ -115,7 +115,12 @@ void round_sums(const double* sum, TC* c, std::size_t count, double scale, const
 // scale_format_a/_b are the scales' catalog formats ("float8_e8m0fnu",
 // "float8_e4m3fn", "float8_e5m3fnu"). Throws std::invalid_argument where the
 // instruction's block size or scale format (mma_format_name of its scale
-// type) is not the operands'.
+// type) is not the operands'. fp32 scales ("float32", both operands) on an
+// instruction that takes none are applied as each block of K is promoted:
+// the block chained from C = +0, then acc = fma(s_a * s_b, D, acc) in fp32
+// (DeepSeek-V3's and DeepGEMM's promotion; docs/recipes.md); the blocks must
+// agree along K and hold whole instructions, promote_every be 0 or the
+// block, and no input C be given.
 void matmul_block_scaled_instruction(const MatmulProblem& p, const float* scales_a, const float* scales_b_t,
                                      int block_a, int block_b, std::string_view scale_format_a,
                                      std::string_view scale_format_b, const MatmulOptions& o, double* out);

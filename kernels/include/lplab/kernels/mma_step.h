@@ -590,15 +590,25 @@ LPLAB_HD inline double instruction(const MmaModel& m, const double* a, const dou
 // of one the C of the next: c the first C, in the instruction's C type (D's
 // type after). With promote_every = N > 0 every N products (a multiple of
 // m.k) the chain's D is added into an fp32 register (nearest even) and the
-// chain restarts from C = +0 (DeepSeek-V3's promotion). Scales as for
-// instruction(); `trace` records every step, numbered across the chain.
+// chain restarts from C = +0 (DeepSeek-V3's promotion). With promote_scales
+// (one per promotion, an fp32 block scale product s_a * s_b) the addition is
+// fp32's fused multiply-add promoted = fma(s, D, promoted), DeepGEMM's
+// `final_accum += scale * accum` (sm90_fp8_gemm_1d2d.cuh; nvcc contracts it
+// to one FFMA). Scales as for instruction(); `trace` records every step,
+// numbered across the chain.
 LPLAB_HD inline double chain(const MmaModel& m, const double* a, const double* b, std::size_t k_total, double c,
-                             const double* sa, const double* sb, int promote_every, MmaTrace* trace) noexcept {
+                             const double* sa, const double* sb, int promote_every, MmaTrace* trace,
+                             const float* promote_scales = nullptr) noexcept {
   const auto k = static_cast<std::size_t>(m.k), blk = static_cast<std::size_t>(m.scale_block);
   const auto promote = static_cast<std::size_t>(promote_every);
   double promoted = 0.0;
   int emin_c = m.emin_c;
-  std::size_t in_chain = 0;
+  std::size_t in_chain = 0, promotions = 0;
+  // promoted + D, or s * D + promoted fused, in fp32.
+  const auto promote_into = [&](double d) {
+    const float p = static_cast<float>(promoted), df = static_cast<float>(d);
+    return static_cast<double>(promote_scales ? fma32(promote_scales[promotions++], df, p) : p + df);
+  };
   for (std::size_t first = 0; first < k_total; first += k) {
     const int before = trace ? trace->steps : 0;
     c = instruction(m, a + first, b + first, c, emin_c, blk ? sa + first / blk : nullptr,
@@ -607,13 +617,13 @@ LPLAB_HD inline double chain(const MmaModel& m, const double* a, const double* b
     emin_c = m.emin_d;
     in_chain += k;
     if (promote > 0 && in_chain == promote) {
-      promoted = static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
+      promoted = promote_into(c);
       c = 0.0, in_chain = 0, emin_c = m.emin_c;
     }
   }
   // (No products at all: D is C, promotion or not.)
   if (promote == 0 || k_total == 0) return c;
-  return in_chain == 0 ? promoted : static_cast<double>(static_cast<float>(promoted) + static_cast<float>(c));
+  return in_chain == 0 ? promoted : promote_into(c);
 }
 
 }  // namespace mma
