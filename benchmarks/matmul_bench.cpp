@@ -3,8 +3,10 @@
 //  - matmul, Accumulator::fp32, m = n = k = 2048, per input dtype, 1 and 2
 //    threads, against Eigen's fp32 GEMM built for this machine (-march=native)
 //    and the core's measured FMA peak;
-//  - the emulated accumulators (fp16, bf16, tensor_core, fp64) at 512^3
-//    against the fp32 path at 512^3;
+//  - the emulated accumulators (fp16, bf16, tensor_core, fp64) and
+//    matrix-unit instructions at 512^3 against the fp32 path at 512^3, and
+//    DeepSeek-V3's fp32-scaled tiles through Hopper's FP8 wgmma, each block
+//    of K promoted with its scales;
 // (Elementwise ops: elementwise_bench.)
 // A table at the end prints each figure and its ratio, with the CPU model
 // and the SIMD target.
@@ -17,6 +19,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,6 +76,30 @@ void BM_matmul(benchmark::State& state, lplab::kernels::AccumulatorModel acc, st
   const MatmulOptions o{.accumulator = acc, .threads = threads};
   for (auto _ : state) {
     lplab::kernels::matmul(n, n, n, a.data(), b.data(), c.data(), o);
+    benchmark::DoNotOptimize(c.data());
+  }
+  flops(state, 2.0 * n * n * n);
+  state.SetLabel(lplab::kernels::current_simd_target().name);
+}
+
+// DeepSeek-V3's tiles (A: 1 x 128, B transposed: 128 x 128, fp32 scales)
+// from N(0,1) data through an instruction, each block of K promoted with its
+// two scales (matmul.h): what the fp32 promotion adds to the plain chain.
+void BM_matmul_fp32_tiles(benchmark::State& state, lplab::kernels::AccumulatorModel acc, std::size_t n) {
+  using E = lplab::float8_e4m3fn;
+  using S = lplab::float32;
+  namespace k = lplab::kernels;
+  const auto x = normal<float>(n * n, 1), y = normal<float>(n * n, 2);
+  std::vector<E> ea(n * n), eb(n * n);
+  std::vector<S> sa(k::scales_needed(k::deepseek_1x128, n * n, n)), sb(k::scales_needed(k::deepseek_128x128, n * n, n));
+  k::quantize(k::deepseek_1x128, std::span<const float>(x), n, std::span(ea), std::span(sa));
+  k::quantize(k::deepseek_128x128, std::span<const float>(y), n, std::span(eb), std::span(sb));
+  std::vector<float> c(n * n);
+  const MatmulOptions o{.accumulator = acc, .threads = 1};
+  using Op = k::BlockScaledOperand<E, S>;
+  for (auto _ : state) {
+    k::matmul(n, n, n, Op{k::deepseek_1x128, ea.data(), sa.data()}, Op{k::deepseek_128x128, eb.data(), sb.data()},
+              c.data(), o);
     benchmark::DoNotOptimize(c.data());
   }
   flops(state, 2.0 * n * n * n);
@@ -167,6 +194,10 @@ void register_all() {
   instruction("matmul/fp16/hopper.wgmma.f16.f16.f16/512", BM_matmul<lplab::float16>, "hopper.wgmma.f16.f16.f16");
   instruction("matmul/bf16/cdna3.mfma.f32_32x32x8_bf16/512", BM_matmul<lplab::bfloat16>,
               "cdna3.mfma.f32_32x32x8_bf16");
+  benchmark::RegisterBenchmark("matmul/e4m3/hopper.wgmma.f32.e4m3.e4m3/deepseek_tiles/512", BM_matmul_fp32_tiles,
+                               lplab::kernels::instruction_accumulator("hopper.wgmma.f32.e4m3.e4m3"),
+                               std::size_t{512})
+      ->Unit(benchmark::kMillisecond);
 }
 
 
@@ -204,7 +235,8 @@ void summary() {
                            "matmul/e4m3/tensor_core/512", "matmul/bf16/tensor_core/512", "matmul/e4m3/fp64/512",
                            "matmul/bf16/bf16_dot2/512", "matmul/e4m3/hopper.wgmma.f32.e4m3.e4m3/512",
                            "matmul/bf16/ampere.mma.m16n8k16.f32.bf16.bf16.f32/512",
-                           "matmul/fp16/hopper.wgmma.f16.f16.f16/512", "matmul/bf16/cdna3.mfma.f32_32x32x8_bf16/512"})
+                           "matmul/fp16/hopper.wgmma.f16.f16.f16/512", "matmul/bf16/cdna3.mfma.f32_32x32x8_bf16/512",
+                           "matmul/e4m3/hopper.wgmma.f32.e4m3.e4m3/deepseek_tiles/512"})
     std::printf("%-56s %10.3f  %.4fx\n", name, rate(name) / 1e9, rate(name) / f512);
 }
 
