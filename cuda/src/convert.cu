@@ -265,7 +265,7 @@ void convert(std::span<const From> in, std::span<float> out, const kernels::Conv
   template void convert<type>(DeviceSpan<const type>, DeviceSpan<float>, const kernels::ConvertOptions&);   \
   template void convert<type>(std::span<const float>, std::span<type>, const kernels::ConvertOptions&);     \
   template void convert<type>(std::span<const type>, std::span<float>, const kernels::ConvertOptions&);
-LPLAB_FORMAT_CATALOG(LPLAB_CUDA_INSTANTIATE)
+LPLAB_FLOAT_FORMAT_CATALOG(LPLAB_CUDA_INSTANTIATE)  // (the integers: the CPU kernels)
 #undef LPLAB_CUDA_INSTANTIATE
 
 }  // namespace lplab::cuda

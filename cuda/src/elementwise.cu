@@ -9,6 +9,8 @@
 #include <cuda_fp16.h>
 
 #include <initializer_list>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "common.cuh"
@@ -63,7 +65,7 @@ __device__ auto with_format(FormatId id, F&& f) {
   case FormatId::type:                                                        \
     if constexpr (std::is_same_v<lplab::type, lplab::float32>) return f(0.0f); \
     else return f(lplab::type{});
-    LPLAB_FORMAT_CATALOG(LPLAB_CUDA_VISIT)
+    LPLAB_FLOAT_FORMAT_CATALOG(LPLAB_CUDA_VISIT)
 #undef LPLAB_CUDA_VISIT
     default: break;
   }
@@ -339,11 +341,23 @@ class Staged {
 
 Policy policy_of(const kernels::ElementwiseOptions& o) { return {o.compute, o.round, o.overflow, o.seed}; }
 
+// The device code is compiled for the floating-point formats
+// (LPLAB_FLOAT_FORMAT_CATALOG): an integer operand is refused before any
+// work, by its catalog index (the integers follow the floating-point formats).
+void refuse_integers(std::initializer_list<FormatId> formats) {
+  for (FormatId f : formats)
+    if (static_cast<std::size_t>(f) >= lplab::float_format_count && f != FormatId::none)
+      throw std::invalid_argument("lplab::cuda: the CUDA backend runs the floating-point formats; an integer "
+                                  "format (format id " + std::to_string(static_cast<int>(f)) +
+                                  ") runs on the CPU kernels");
+}
+
 }  // namespace
 
 void map_unary(std::span<const kernels::Step> chain, const kernels::Operand& x,
                const kernels::Output& y, const kernels::ElementwiseOptions& o, Memory m) {
   kernels::check_map_unary(chain, x, y, o);
+  refuse_integers({x.format, y.format});
   detail::require();
   const std::size_t n = y.layout.numel();
   if (n == 0) return;
@@ -367,6 +381,7 @@ void map_binary(kernels::Binary op, float alpha, const kernels::Operand& a,
                 const kernels::Operand& b, const kernels::Output& y,
                 const kernels::ElementwiseOptions& o, Memory m) {
   kernels::check_map_binary(op, alpha, a, b, y, o);
+  refuse_integers({a.format, b.format, y.format});
   detail::require();
   const std::size_t n = y.layout.numel();
   if (n == 0) return;

@@ -52,6 +52,7 @@ template <Descriptor D>
 constexpr bool kVectorFormat = [] {
   using L = lplab::detail::Layout<D>;
   if (L::bits > 16 || L::M >= 23 || L::E > 8) return false;
+  if (D.encoding == Encoding::integer) return true;  // (convert_integer-inl.h)
   if (D.has_subnormals) {
     // Signed, or unsigned with a zero (UE5M3): the sign lane is dropped.
     return L::emin - L::M >= -126 || (L::E == 8 && D.bias == 127);
@@ -136,6 +137,35 @@ HWY_INLINE void EncodeScalarLane(const EncodeArgs& a, lplab::kernels::detail::St
       lplab::detail::convert_code<D, lplab::detail::binary32>(xb, R, a.overflow, bits, kStats ? &f : nullptr);
   if constexpr (kStats) tally.add(f);
 }
+
+// Step 3's stochastic carry for the lanes of inputs [i, i + N): 1 where the
+// top 32 bits of the dropped fraction (`dropped`, from the unclamped shift
+// s; sig < 2^24, so a right shift of 24 or more already gives zero) plus the
+// element's random bits -- hash32(hash32(index ^ k0) + k1), random.h's, lane
+// by lane -- reach 2^32, else 0.
+template <class DU, class V = hn::Vec<DU>>
+HWY_INLINE V StochasticCarry(DU du, V dropped, V s, std::size_t i, const EncodeArgs& a,
+                             lplab::kernels::detail::StochasticKey key) {
+  const V k32 = hn::Set(du, 32);
+  const auto s_le_32 = hn::Lt(s, hn::Set(du, 33));  // (Highway 1.0.3 has no unsigned <=)
+  const V left = (dropped << hn::Sub(k32, hn::Min(s, k32)));
+  const V right = (dropped >> hn::Min(hn::IfThenZeroElse(s_le_32, hn::Sub(s, k32)), hn::Set(du, 31)));
+  const V frac32 = hn::IfThenElse(s_le_32, left, right);
+  const V idx = hn::Iota(du, static_cast<std::uint32_t>(a.first_index) + static_cast<std::uint32_t>(i));
+  auto hash = [&](V v) {
+    v = hn::Xor(v, hn::ShiftRight<16>(v));
+    v = hn::Mul(v, hn::Set(du, 0x21F0AAADu));
+    v = hn::Xor(v, hn::ShiftRight<15>(v));
+    v = hn::Mul(v, hn::Set(du, 0x735A2D97u));
+    return hn::Xor(v, hn::ShiftRight<15>(v));
+  };
+  const V bits = hash(hn::Add(hash(hn::Xor(idx, hn::Set(du, key.k0))), hn::Set(du, key.k1)));
+  const V sum = hn::Add(frac32, bits);
+  return hn::IfThenElseZero(hn::Lt(sum, frac32), hn::Set(du, 1));
+}
+
+// The integer formats' kernels (IntegerVector, EncodeIntegers, IntegerToFloat).
+#include "convert_integer-inl.h"
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 // One vector of floats into binary16 by F16C's vcvtps2ph, rounding as R asks
@@ -365,28 +395,7 @@ HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
   // Step 3: round by increment and truncation.
   V kept = (hn::Add(sig, RoundingIncrement<R>(du, drop_mask, (sig >> sc), neg)) >> sc);
   const V dropped = hn::And(sig, drop_mask);
-  if constexpr (R == Round::stochastic) {
-    // The top 32 bits of the dropped fraction, from the unclamped s
-    // (sig < 2^24, so a right shift of 24 or more already gives zero).
-    const V k32 = hn::Set(du, 32);
-    const auto s_le_32 = hn::Lt(s, hn::Set(du, 33));  // (Highway 1.0.3 has no unsigned <=)
-    const V left = (dropped << hn::Sub(k32, hn::Min(s, k32)));
-    const V right = (dropped >> hn::Min(hn::IfThenZeroElse(s_le_32, hn::Sub(s, k32)), hn::Set(du, 31)));
-    const V frac32 = hn::IfThenElse(s_le_32, left, right);
-    const std::uint32_t index_low = static_cast<std::uint32_t>(a.first_index);
-    const V idx = hn::Iota(du, index_low + static_cast<std::uint32_t>(i));
-    // hash32(hash32(i ^ k0) + k1), lane by lane (random.h).
-    auto hash = [&](V v) {
-      v = hn::Xor(v, hn::ShiftRight<16>(v));
-      v = hn::Mul(v, hn::Set(du, 0x21F0AAADu));
-      v = hn::Xor(v, hn::ShiftRight<15>(v));
-      v = hn::Mul(v, hn::Set(du, 0x735A2D97u));
-      return hn::Xor(v, hn::ShiftRight<15>(v));
-    };
-    const V bits = hash(hn::Add(hash(hn::Xor(idx, hn::Set(du, key.k0))), hn::Set(du, key.k1)));
-    const V sum = hn::Add(frac32, bits);
-    kept = hn::Add(kept, hn::IfThenElseZero(hn::Lt(sum, frac32), one));
-  }
+  if constexpr (R == Round::stochastic) kept = hn::Add(kept, StochasticCarry(du, dropped, s, i, a, key));
 
   // Step 4: the magnitude code.
   const V e_field = hn::Max(e1, hn::Set(du, static_cast<std::uint32_t>(emin + 127)));
@@ -497,6 +506,10 @@ HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
 
 template <Descriptor D, Round R, bool kStats>
 HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
+  if constexpr (D.encoding == Encoding::integer) {
+    EncodeIntegers<D, R, kStats>(a);
+    return;
+  }
   const hn::ScalableTag<std::uint32_t> du;
   const hn::RebindToFloat<decltype(du)> df;
   const std::size_t N = hn::Lanes(du);
@@ -609,6 +622,7 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
   using VU = hn::Vec<DU>;
   const VU k_code_mask = hn::Set(du, static_cast<std::uint32_t>(L::sign_mask | L::mag_mask));
   const VU k_mag_mask = hn::Set(du, static_cast<std::uint32_t>(L::mag_mask));
+  if constexpr (D.encoding == Encoding::integer) return IntegerToFloat<D>(du, dc, p);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if constexpr (kBinary16<D> && kMul) {
     // binary16: F16C's vcvtph2ps, exact (subnormals included while DAZ is
@@ -844,6 +858,8 @@ template <Descriptor D, bool kToHalf>
 constexpr bool kExactIn16 = [] {
   using L = lplab::detail::Layout<D>;
   if (!kVectorFormat<D> || kBinary16<D> || kBfloat16<D>) return false;
+  // (An integer's values need M significant bits, bfloat16 holds 8.)
+  if (D.encoding == Encoding::integer) return kToHalf ? L::M <= 11 : L::M <= 8;
   if (!kToHalf) return L::M <= 7;
   return D.has_subnormals && L::M <= 10 && L::emin - L::M >= -24 && L::emax <= 15;
 }();

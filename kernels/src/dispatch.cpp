@@ -62,6 +62,7 @@ struct Kernels {
   DecodeFn decode;
   Widen16Fn widen16;
   std::size_t code_bytes;
+  bool integer;  // Encoding::integer: the one kind Overflow::wrap applies to
 };
 
 // Indexed by FormatId. float32 is float itself: no kernel (its encode_/decode_,
@@ -70,10 +71,11 @@ constexpr std::array<Kernels, format_count> kKernels = {{
 #define LPLAB_ENTRY(type, names, description)                                \
   [] {                                                                        \
     if constexpr (std::is_same_v<lplab::type, lplab::float32>)                \
-      return Kernels{nullptr, nullptr, nullptr, 4};                           \
+      return Kernels{nullptr, nullptr, nullptr, 4, false};                    \
     else                                                                      \
       return Kernels{&encode_##type, &decode_##type, &widen16_##type,         \
-                     sizeof(lplab::type)};                                    \
+                     sizeof(lplab::type),                                     \
+                     lplab::type::descriptor.encoding == Encoding::integer};  \
   }(),
     LPLAB_FORMAT_CATALOG(LPLAB_ENTRY)
 #undef LPLAB_ENTRY
@@ -225,10 +227,13 @@ void convert_streamed(FormatId to, FormatId from, const void* in, void* out, std
 std::size_t streaming_output_bytes() { return detail::linear_stream_from(); }
 
 void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
-                  const ConvertOptions& options) {
+                  const ConvertOptions& given) {
   apply_environment();
-  (void)kernels_of(to);
   (void)kernels_of(from);
+  // Overflow::wrap is ieee into a floating-point format, as in the scalar
+  // core (round.h); the fast paths then see the policy they know.
+  ConvertOptions options = given;
+  if (options.overflow == Overflow::wrap && !kernels_of(to).integer) options.overflow = Overflow::ieee;
   if (n == 0) return;
   // Threads only pay off on large arrays: at least 256K elements each.
   constexpr std::size_t kPerThread = std::size_t{1} << 18;

@@ -64,12 +64,12 @@ def new_result(x, fmt: str, out=None) -> np.ndarray:
 
 
 def ml_dtypes_dtype(fmt: str) -> np.dtype:
-    """The numpy dtype ml_dtypes (or numpy, for float16 and float32) gives format ``fmt``."""
+    """The numpy dtype ml_dtypes (or numpy, for float16, float32, int8 and uint8) gives format ``fmt``."""
     fmt = _lplab.format_name(fmt)
     if fmt == "float32":
         return np.dtype(np.float32)
-    if fmt == "float16":
-        return np.dtype(np.float16)
+    if fmt in ("float16", "int8", "uint8"):
+        return np.dtype(fmt)
     if _ml_dtypes is None:
         raise ImportError("ml_dtypes is not installed (pip install ml_dtypes)")
     t = getattr(_ml_dtypes, fmt, None)

@@ -29,6 +29,8 @@ const FormatEntry* format_of_dtype(nb::dlpack::dtype t) {
   if (code == Code::Float && t.bits == 32) name = "float32";
   else if (code == Code::Float && t.bits == 16) name = "float16";
   else if (code == Code::Bfloat && t.bits == 16) name = "bfloat16";
+  else if (code == Code::Int && t.bits == 8) name = "int8";  // numpy's int8 and uint8 are lplab's
+  else if (code == Code::UInt && t.bits == 8) name = "uint8";
   else if (t.bits == 8) {
     switch (code) {
       case Code::Float8_E3M4: name = "float8_e3m4"; break;

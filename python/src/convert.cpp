@@ -157,6 +157,7 @@ void bind_convert(nb::module_& m) {
           kernels::FlagCounts counts;
           const kernels::ConvertOptions o{.round = round_named(round), .overflow = overflow_named(overflow),
                                           .seed = seed, .stats = flags ? &counts : nullptr, .threads = threads};
+          runtime::check_overflow(target, o.overflow);
           convert_into(in, target, output(bout.ok() ? bout.ref() : ref_of(*nout), target, in, "out"), o);
           return flags ? nb::object(flags_dict(counts)) : nb::none();
         },
@@ -180,6 +181,7 @@ void bind_convert(nb::module_& m) {
           const FormatEntry& target = format_named_cached(to);
           const kernels::ConvertOptions o{.round = round_named(round), .overflow = overflow_named(overflow),
                                           .seed = seed, .threads = threads};
+          runtime::check_overflow(target, o.overflow);
           nb::object codes = new_result_array(target, ref);
           // float32 or float16 in row-major order into a compiled format:
           // the kernel on the whole array, as convert_into's contiguous path

@@ -25,8 +25,8 @@ def built(name: str, env: str):
 
 
 def theirs(name: str):
-    """ml_dtypes' (numpy's, for float16/float32) type of a format, or None."""
-    if name in ("float16", "float32"):
+    """ml_dtypes' (numpy's, for float16, float32, int8 and uint8) type of a format, or None."""
+    if name in ("float16", "float32", "int8", "uint8"):
         return getattr(np, name)
     return getattr(ml_dtypes, name, None) if ml_dtypes is not None else None
 

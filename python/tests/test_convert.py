@@ -13,6 +13,9 @@ from conftest import built, codes_view, needs_ml_dtypes, same_values, theirs
 
 FORMATS = lplab.formats()
 NARROW = [f for f in FORMATS if f != "float32"]
+# The floating-point ones: ml_dtypes' astype into an integer truncates and
+# wraps (python/tests/test_integers.py compares the integers).
+NARROW_FLOATS = [f for f in NARROW if lplab.finfo(f).encoding != "integer"]
 ROUNDINGS = ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "stochastic"]
 
 
@@ -57,7 +60,7 @@ def test_every_code_decodes_as_ml_dtypes(fmt):
 
 
 @needs_ml_dtypes
-@pytest.mark.parametrize("fmt", NARROW)
+@pytest.mark.parametrize("fmt", NARROW_FLOATS)
 def test_float32_to_format_as_ml_dtypes(fmt):
     t = theirs(fmt)
     if t is None:
@@ -326,7 +329,7 @@ def test_declared_formats():
     (lambda: lplab.convert([1.0], "float9"), "unknown format 'float9'"),
     (lambda: lplab.convert([1.0], "fp8"), "group"),
     (lambda: lplab.convert(np.zeros(3, np.complex64), "bf16"), "complex64"),
-    (lambda: lplab.convert(np.zeros(3, np.uint8), "bf16"), "need their format"),
+    (lambda: lplab.convert(np.zeros(3, np.uint16), "bf16"), "need their format"),
     (lambda: lplab.convert(np.zeros(4, np.float32)[::-1], "bf16"), "negative strides"),
     (lambda: lplab.convert([1.0], "bf16", round="nearest"), "nearest"),
     (lambda: lplab.convert([1.0], "bf16", overflow="clip"), "clip"),

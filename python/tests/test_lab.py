@@ -121,7 +121,7 @@ def test_finfo_matches_ml_dtypes():
     import ml_dtypes
     for name in lplab.formats():
         t = getattr(ml_dtypes, name, None) if name not in ("float16", "float32") else getattr(np, name)
-        if t is None:
+        if t is None or lplab.finfo(name).encoding == "integer":  # (iinfo: test_integers.py)
             continue
         ours, theirs = lplab.finfo(name), ml_dtypes.finfo(t)
         assert ours.bits == theirs.bits, name

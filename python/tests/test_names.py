@@ -12,7 +12,7 @@ NAMES = _lplab.enum_names()
 
 def test_every_enumeration_has_its_names():
     assert NAMES["round"] == ["nearest_even", "nearest_away", "toward_zero", "upward", "downward", "stochastic"]
-    assert NAMES["overflow"] == ["ieee", "saturate"]
+    assert NAMES["overflow"] == ["ieee", "saturate", "wrap"]
     assert NAMES["unary"] == ["identity", "relu", "gelu_tanh", "gelu_erf", "square", "sqrt", "rsqrt", "pow", "scale"]
     assert NAMES["compute"] == ["per_op", "fused", "fp64"]
     assert NAMES["accumulate"] == ["fp64", "fp32", "storage"]

@@ -272,6 +272,13 @@ kernels::OperandRange operand_range(const FormatEntry& e) {
 
 int output_precision(const FormatEntry& e) { return e.info.nmant + 1; }
 
+void check_overflow(const FormatEntry& e, Overflow o) {
+  if (o == Overflow::wrap && e.info.encoding != Encoding::integer)
+    throw UsageError(fmt::format("overflow 'wrap' keeps an integer's low bits; {} is not an integer format "
+                                 "(int8, uint8, int4, uint4, int2, uint2, int1, uint1): ieee or saturate",
+                                 e.name));
+}
+
 std::string matmul_operand_problem(const FormatEntry& e) {
   if (e.info.bits > 16 || e.info.mantissa_bits == 0)
     return fmt::format("{} is not a matmul input format here (16-bit or narrower, with a mantissa)", e.name);

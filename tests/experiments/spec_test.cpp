@@ -279,7 +279,7 @@ TEST(Spec, policies_read_by_every_name_of_the_table) {
   EXPECT_EQ(parse_round("rs"), Round::stochastic) << "PTX's .rs";
   EXPECT_EQ(error_of_call([] { parse_round("sideways"); }),
             "unknown rounding 'sideways' (nearest_even, nearest_away, toward_zero, upward, downward, stochastic)");
-  EXPECT_EQ(error_of_call([] { parse_overflow("wrap"); }), "unknown overflow policy 'wrap' (ieee, saturate)");
+  EXPECT_EQ(error_of_call([] { parse_overflow("clamp"); }), "unknown overflow policy 'clamp' (ieee, saturate, wrap)");
 }
 
 TEST(Spec, names_are_one_line) {

@@ -16,6 +16,10 @@
 namespace lplab::testing {
 namespace {
 
+// The floating-point formats' overflow policies (Overflow::wrap is for the
+// integer formats, and ieee in these).
+constexpr Overflow kOverflows[] = {Overflow::ieee, Overflow::saturate};
+
 template <class T>
 T apply(Op op, T a, T b, T c, Round r, Overflow o, Flags* f, std::uint32_t rnd) {
   switch (op) {

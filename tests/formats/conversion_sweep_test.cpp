@@ -37,6 +37,10 @@
 namespace lplab::testing {
 namespace {
 
+// The floating-point formats' overflow policies (Overflow::wrap is for the
+// integer formats, and ieee in these).
+constexpr Overflow kOverflows[] = {Overflow::ieee, Overflow::saturate};
+
 std::string hex(std::uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));

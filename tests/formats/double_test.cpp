@@ -20,6 +20,10 @@
 namespace lplab::testing {
 namespace {
 
+// The floating-point formats' overflow policies (Overflow::wrap is for the
+// integer formats, and ieee in these).
+constexpr Overflow kOverflows[] = {Overflow::ieee, Overflow::saturate};
+
 // Doubles that matter for a format: every value, every midpoint between
 // neighbours (and past max), each nudged by +-1 and +-2^20 double ulps, plus
 // 200,000 random doubles spread over the format's range and beyond.

@@ -233,6 +233,76 @@ TYPED_TEST(BulkConvert, format_to_every_format_every_code) {
   format_to_formats<TypeParam>(all_formats{});
 }
 
+// The integer formats: float -> integer under every rounding and all three
+// overflow policies (wrap included), flags counted, on every target, against
+// the scalar core (which tests/formats/integer_test.cpp holds to the C
+// library's rounding); every code to float; every code into every format.
+template <class T>
+class BulkConvertInteger : public ::testing::Test {};
+TYPED_TEST_SUITE(BulkConvertInteger, IntegerFormats, FormatNames);
+
+TYPED_TEST(BulkConvertInteger, float_to_integer_every_policy_with_flags) {
+  using T = TypeParam;
+  // The quick set, then every integer k in [-300, 300] with k +- 1/2 and
+  // their neighbours (ties and the range's ends at every lane).
+  std::vector<float> in = quick_inputs();
+  for (int k = -300; k <= 300; ++k)
+    for (float x : {static_cast<float>(k), k + 0.5f, std::nextafter(k + 0.5f, -1e9f), std::nextafter(k + 0.5f, 1e9f)})
+      in.push_back(x);
+  for (Round r : kRounds) {
+    for (Overflow o : {Overflow::ieee, Overflow::saturate, Overflow::wrap}) {
+      FlagCounts ref_counts;
+      std::vector<T> ref(in.size());
+      kernels::convert_reference(std::span<const float>(in), std::span(ref),
+                                 ConvertOptions{.round = r, .overflow = o, .seed = 42, .stats = &ref_counts});
+      EXPECT_GT(ref_counts.inexact, 0u);
+      EXPECT_GT(ref_counts.underflow, 0u);
+      EXPECT_GT(ref_counts.overflow, 0u);
+      EXPECT_GT(ref_counts.invalid, 0u);
+      for_each_target([&](const std::string& target) {
+        const std::string what = target + " " + round_name(r) + " " + overflow_name(o);
+        std::vector<T> out(in.size());
+        kernels::convert(std::span<const float>(in), std::span(out), r, o, 42);
+        expect_same(in, ref, out, what);
+        FlagCounts counts;
+        kernels::convert(std::span<const float>(in), std::span(out),
+                         ConvertOptions{.round = r, .overflow = o, .seed = 42, .stats = &counts});
+        expect_same(in, ref, out, what + " with stats");
+        expect_counts(counts, ref_counts, what);
+      });
+    }
+  }
+}
+
+TYPED_TEST(BulkConvertInteger, integer_to_float_every_code_every_lane) {
+  using T = TypeParam;
+  // Every code, with bits above the width set in half of them (ignored), at
+  // every lane position of the vector loops and in the tail.
+  const std::uint64_t count = code_count<T>();
+  std::vector<T> in(64 * 64 + 7);
+  for (std::uint64_t i = 0; i < in.size(); ++i) {
+    typename T::storage_type raw{};
+    const std::uint64_t c = (i + i / 64) % count | (i % 2 ? ~std::uint64_t{0} << finfo<T>::bits : 0);
+    raw = static_cast<typename T::storage_type>(c);
+    std::memcpy(&in[i], &raw, sizeof raw);
+  }
+  std::vector<float> ref(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) ref[i] = static_cast<float>(T::from_bits(in[i].bits()));
+  for_each_target([&](const std::string& target) {
+    std::vector<float> out(in.size());
+    kernels::convert(std::span<const T>(in), std::span(out));
+    expect_same(in, ref, out, target);
+    std::vector<bfloat16> wide(in.size()), wide_ref(in.size());
+    kernels::convert(std::span<const T>(in), std::span(wide));
+    for (std::size_t i = 0; i < in.size(); ++i) wide_ref[i] = bfloat16(ref[i]);
+    expect_same(in, wide_ref, wide, target + " to bfloat16");
+  });
+}
+
+TYPED_TEST(BulkConvertInteger, integer_to_every_format_every_code) {
+  format_to_formats<TypeParam>(all_formats{});
+}
+
 TEST(BulkConvert, forcing_a_target_runs_its_code) {
   for_each_target([](const std::string& target) {
     EXPECT_EQ(target, kernels::detail::dispatched_target_name());

@@ -30,6 +30,14 @@ def main() -> int:
     checked = 0
     failures = []
     for name, f in ours.items():
+        if f["encoding"] == "integer":
+            # numpy.iinfo / ml_dtypes.iinfo: the range and the width.
+            theirs = np.iinfo(name) if name in ("int8", "uint8") else ml_dtypes.iinfo(getattr(ml_dtypes, name))
+            for field in ("min", "max", "bits"):
+                if getattr(theirs, field) != f[field]:
+                    failures.append(f"{name}.{field}: lplab {f[field]!r}, theirs {getattr(theirs, field)!r}")
+                checked += 1
+            continue
         if name in ("float16", "float32"):
             theirs = np.finfo(getattr(np, name))
         elif hasattr(ml_dtypes, name):

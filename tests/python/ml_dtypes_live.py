@@ -31,7 +31,7 @@ np.seterr(all="ignore")
 NOT_IN_ML_DTYPES = {"float8_e5m3fnu": "NVIDIA's UE5M3 scale (PTX ISA 13.4 preview), which ml_dtypes 0.6.0 lacks"}
 
 def their_type(name: str):
-    return getattr(np, name) if name in ("float16", "float32") else getattr(ml_dtypes, name, None)
+    return getattr(np, name) if name in ("float16", "float32", "int8", "uint8") else getattr(ml_dtypes, name, None)
 
 
 def code_view(a):
@@ -56,6 +56,19 @@ def main() -> int:
             continue
         if t is None:
             failures.append(f"{name}: ml_dtypes {ml_dtypes.__version__} has no such type")
+            continue
+        if f["encoding"] == "integer":
+            # Every code's value here; the conversions (ml_dtypes' astype is
+            # truncation with wrap-around, not nearest-even) in
+            # python/tests/test_integers.py.
+            codes = np.arange(1 << bits, dtype=np.uint8)
+            rows = json.loads(subprocess.run([tool, "values", name, "--output", "json"], check=True,
+                                             capture_output=True, text=True).stdout)["values"]
+            ours = np.array([float(r["value"]) for r in rows])
+            theirs = codes.view(t).astype(np.float64)
+            compared += len(codes)
+            for i in np.flatnonzero(ours != theirs)[:5]:
+                failures.append(f"{name} code {codes[i]:#x}: lplab {ours[i]!r}, theirs {theirs[i]!r}")
             continue
         info = ml_dtypes.finfo(t) if name not in ("float16", "float32") else np.finfo(t)
         has_nan = f["encoding"] != "none"  # OCP MX FP6/FP4: no NaN (none of float6_*, float4_*)

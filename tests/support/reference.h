@@ -46,6 +46,12 @@ inline RefDecoded ref_decode(const Descriptor& d, std::uint64_t code) {
       if (neg && ef == 0 && mf == 0) return {RefClass::nan, 0};
       break;
     case Encoding::none: break;
+    case Encoding::integer: {  // two's complement (signed) or plain binary
+      const int bits = M + (d.is_signed ? 1 : 0);
+      const std::uint64_t c = code & ((std::uint64_t{1} << bits) - 1);
+      const bool negative = d.is_signed && ((c >> M) & 1) != 0;
+      return {RefClass::number, static_cast<double>(c) - (negative ? std::ldexp(1.0, bits) : 0.0)};
+    }
   }
   double v;
   if (ef == 0 && d.has_subnormals)

@@ -56,17 +56,27 @@ template <class... T, template <class> class Keep>
 struct filter<FormatList<T...>, Keep> {
   using type = decltype(as_types((Pack<>{} + ... + std::conditional_t<Keep<T>::value, Pack<T>, Pack<>>{})));
 };
+// The floating-point formats (every encoding but Encoding::integer), which
+// the value, rounding and finfo tests are about; the integers have tests of
+// their own (tests/formats/integer_test.cpp, tests/kernels/convert_test.cpp).
 template <class T>
-struct any_format : std::true_type {};
+constexpr bool is_integer_format = T::descriptor.encoding == Encoding::integer;
 template <class T>
-struct small_format : std::bool_constant<(finfo<T>::bits <= 16)> {};
+struct any_format : std::bool_constant<!is_integer_format<T>> {};
 template <class T>
-struct byte_format : std::bool_constant<sizeof(typename T::storage_type) == 1> {};
+struct small_format : std::bool_constant<!is_integer_format<T> && (finfo<T>::bits <= 16)> {};
+template <class T>
+struct byte_format : std::bool_constant<!is_integer_format<T> && sizeof(typename T::storage_type) == 1> {};
+template <class T>
+struct integer_format : std::bool_constant<is_integer_format<T>> {};
 }  // namespace typed_lists
 
+// The catalog's floating-point formats, those of up to 16 bits, those of one
+// byte; and its integer formats.
 using AllFormats = typed_lists::filter<all_formats, typed_lists::any_format>::type;
 using SmallFormats = typed_lists::filter<all_formats, typed_lists::small_format>::type;
 using ByteFormats = typed_lists::filter<all_formats, typed_lists::byte_format>::type;
+using IntegerFormats = typed_lists::filter<all_formats, typed_lists::integer_format>::type;
 
 template <class T>
 constexpr std::uint64_t code_count() {

@@ -184,6 +184,7 @@ void run_inspect(const std::string& value, const std::vector<const FormatEntry*>
   const bool is_double = x.toward_zero == x.away_from_zero && static_cast<long double>(x.nearest) == x.toward_zero;
   const Round r = parse_round(round);
   const Overflow o = parse_overflow(overflow);
+  for (const FormatEntry* e : fs) check_overflow(*e, o);
   const bool stochastic = r == Round::stochastic;
   if (seed && !stochastic) throw UsageError("--seed goes with --round stochastic only");
   // The random bits of element 0 of a bulk conversion with this seed.

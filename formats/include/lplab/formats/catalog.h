@@ -88,12 +88,31 @@ using float8_e5m3fnu = Float<Descriptor{.name = "float8_e5m3fnu", .exponent_bits
                                         .mantissa_bits = 3, .bias = 15,
                                         .encoding = Encoding::fn, .is_signed = false}>;
 
+// Integers (Encoding::integer): N-bit two's complement (intN: -2^(N-1) ..
+// 2^(N-1) - 1) or unsigned (uintN: 0 .. 2^N - 1), the names numpy's (int8,
+// uint8) and ml_dtypes' (int4 .. uint1; int1 and uint1 since 0.6.0). A code
+// sits in the low bits of its byte, as ml_dtypes stores int4 (intn.h: "the
+// upper bits are left unspecified and ignored"); the kernels' pack puts two
+// 4-bit codes in a byte, element 0 in the low nibble as ONNX and CUTLASS do.
+// A new width is one alias here and its catalog line below.
+template <FormatName Name, int Bits, bool Signed>
+using Integer = Float<Descriptor{.name = Name, .exponent_bits = 0, .mantissa_bits = Signed ? Bits - 1 : Bits,
+                                 .bias = 0, .encoding = Encoding::integer, .is_signed = Signed}>;
+using int8 = Integer<"int8", 8, true>;
+using uint8 = Integer<"uint8", 8, false>;
+using int4 = Integer<"int4", 4, true>;
+using uint4 = Integer<"uint4", 4, false>;
+using int2 = Integer<"int2", 2, true>;
+using uint2 = Integer<"uint2", 2, false>;
+using int1 = Integer<"int1", 1, true>;
+using uint1 = Integer<"uint1", 1, false>;
+
 // The catalog, in the order every listing shows: X(type, short names, one-line
 // description). The short names (space separated) are the PyTorch, ml_dtypes
 // and layout spellings the tool also accepts; a layout not listed here
 // ("e3m4", "e4m3:ieee") still finds its format by the descriptor. "e4m3" is
 // OFP8's E4M3FN, as in PyTorch's float8_e4m3fn; IEEE-style E4M3 is "e4m3:ieee".
-#define LPLAB_FORMAT_CATALOG(X)                                                                  \
+#define LPLAB_FLOAT_FORMAT_CATALOG(X)                                                        \
   X(float32, "fp32 float", "IEEE 754 binary32")                                                  \
   X(float16, "fp16 half", "IEEE 754 binary16")                                                   \
   X(bfloat16, "bf16", "bfloat16: binary32's exponent, 7 mantissa bits")                          \
@@ -109,6 +128,19 @@ using float8_e5m3fnu = Float<Descriptor{.name = "float8_e5m3fnu", .exponent_bits
   X(float8_e4m3, "", "ml_dtypes E4M3: IEEE-style (inf, NaNs), bias 7, max 240")                  \
   X(float8_e4m3b11fnuz, "e4m3b11fnuz", "E4M3, bias 11, no -0, NaN = 0x80 (Graphcore)")          \
   X(float8_e5m3fnu, "ue5m3 e5m3fnu", "UE5M3 scale: unsigned, bias 15, max 114688, NaN = 0xFF")
+#define LPLAB_INTEGER_FORMAT_CATALOG(X)                                                      \
+  X(int8, "s8 i8", "8-bit two's complement integer, -128 .. 127 (numpy int8)")                  \
+  X(uint8, "u8", "8-bit unsigned integer, 0 .. 255 (numpy uint8)")                              \
+  X(int4, "s4 i4", "4-bit two's complement integer, -8 .. 7 (ml_dtypes int4)")                  \
+  X(uint4, "u4", "4-bit unsigned integer, 0 .. 15 (ml_dtypes uint4)")                           \
+  X(int2, "s2 i2", "2-bit two's complement integer, -2 .. 1 (ml_dtypes int2)")                  \
+  X(uint2, "u2", "2-bit unsigned integer, 0 .. 3 (ml_dtypes uint2)")                            \
+  X(int1, "s1 i1", "1-bit two's complement integer, -1 .. 0 (ml_dtypes int1)")                  \
+  X(uint1, "u1", "1-bit unsigned integer, 0 .. 1 (ml_dtypes uint1)")
+// Every format: the floating-point ones, then the integers. (The CUDA
+// backend compiles the floating-point list and refuses an integer operand,
+// docs/cuda.md; the CPU kernels, the tool and Python take both.)
+#define LPLAB_FORMAT_CATALOG(X) LPLAB_FLOAT_FORMAT_CATALOG(X) LPLAB_INTEGER_FORMAT_CATALOG(X)
 
 // Every provided format, in catalog order, for code that iterates over them.
 template <class... T>
@@ -121,6 +153,9 @@ template <class Ignored, class... T>
 using format_list_tail = FormatList<T...>;
 }  // namespace detail
 using all_formats = detail::format_list_tail<void LPLAB_FORMAT_CATALOG(LPLAB_CATALOG_TYPE)>;
+// The floating-point formats, the catalog's first float_format_count.
+using float_formats = detail::format_list_tail<void LPLAB_FLOAT_FORMAT_CATALOG(LPLAB_CATALOG_TYPE)>;
+inline constexpr std::size_t float_format_count = float_formats::size;
 #undef LPLAB_CATALOG_TYPE
 
 // The same list as a std::tuple, and the catalog's I-th type: CUDA kernels

@@ -234,7 +234,8 @@ class DeclaredFormat {
       case Encoding::ieee: return with_sign(neg, l_.inf_code | l_.quiet_bit | (payload >> (64 - l_.M)));
       case Encoding::fn: return with_sign(neg, l_.nan_code);
       case Encoding::fnuz: return l_.nan_code;
-      case Encoding::none: break;
+      case Encoding::none:
+      case Encoding::integer: break;  // (a declared format is never an integer: parse() gives none)
     }
     detail::raise(flags, Flag::invalid);
     return l_.max_code;

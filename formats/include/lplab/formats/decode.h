@@ -37,6 +37,13 @@ template <Descriptor D, class U = typename Layout<D>::storage>
 LPLAB_HD constexpr Decoded<U> decode(std::uint64_t code) noexcept {
   using L = Layout<D>;
   const bool neg = (code & L::sign_mask) != 0;
+  if constexpr (D.encoding == Encoding::integer) {
+    // An integer: its magnitude (two's complement negated), normalized.
+    const std::uint64_t v = (neg ? 0 - code : code) & (L::sign_mask | L::mag_mask);
+    if (v == 0) return {Kind::zero, false, 0, 0, 0};
+    const int t = top_bit(v);  // v <= 2^M, so t <= M and the shift is exact
+    return {Kind::finite, neg, static_cast<U>(v << (L::M - t)), t, 0};
+  }
   const std::uint64_t mag = code & L::mag_mask;
   // Step 1: NaN and infinity, per encoding.
   if constexpr (D.encoding == Encoding::ieee) {

@@ -22,6 +22,11 @@ enum class Encoding : std::uint8_t {
   fnuz,
   // No NaN and no infinity: every code is a finite number. OCP MX FP6/FP4.
   none,
+  // An integer: no exponent field, mantissa_bits value bits (numeric_limits'
+  // digits) and, where signed, two's complement (int4: 0b1000 = -8 .. 0b0111
+  // = 7); uint4 0 .. 15. No NaN, no infinity, no -0. ml_dtypes' and numpy's
+  // intN/uintN, CUTLASS's integer_subbyte, PTX's .s8/.u8/.s4/.u4.
+  integer,
 };
 
 // A format's name, stored by value so that a Descriptor can be a template
@@ -40,7 +45,9 @@ struct FormatName {
 
 // A binary floating-point format. Values are (-1)^s * 2^(e - bias) * 1.m for
 // normal codes and (-1)^s * 2^(1 - bias) * 0.m for subnormal ones (exponent
-// field zero), as IEEE 754-2019 section 3.4.
+// field zero), as IEEE 754-2019 section 3.4. An integer format (Encoding::
+// integer) has exponent_bits 0 and bias 0: its codes are integers (the
+// subnormal grid of quantum 2^0, without the sign-magnitude split).
 struct Descriptor {
   FormatName name;
   int exponent_bits = 0;
@@ -79,10 +86,11 @@ LPLAB_HD constexpr LayoutValues layout_of(const Descriptor& D) noexcept {
   L.sign_mask = D.is_signed ? std::uint64_t{1} << (L.E + L.M) : 0;
   L.exp_field_max = (std::uint64_t{1} << L.E) - 1;
 
+  const bool integer = D.encoding == Encoding::integer;
   L.has_inf = D.encoding == Encoding::ieee;
-  L.has_nan = D.encoding != Encoding::none;
+  L.has_nan = D.encoding != Encoding::none && !integer;
   L.has_zero = D.has_subnormals;
-  L.has_negative_zero = L.has_zero && D.is_signed && D.encoding != Encoding::fnuz;
+  L.has_negative_zero = L.has_zero && D.is_signed && D.encoding != Encoding::fnuz && !integer;
 
   // Largest finite magnitude code. IEEE: 0b1..10'1..1 (below the infinity);
   // fn: the all-ones magnitude minus one (E4M3: 0b1111'110 = 1.75 * 2^8 = 448);
@@ -103,6 +111,18 @@ LPLAB_HD constexpr LayoutValues layout_of(const Descriptor& D) noexcept {
   // Exponent of the smallest normal binade, and of the largest finite value.
   L.emin = (D.has_subnormals ? 1 : 0) - D.bias;
   L.emax = static_cast<int>(L.max_code >> L.M) - D.bias;
+  if (integer) {
+    // An integer: max_code = 2^M - 1 (int4 7, uint4 15; the signed negative
+    // range reaches one further, -2^M, at the code sign_mask). Its values
+    // step by 2^0 = 2^(emin - M): emin = M; emax, the exponent of max's top
+    // bit, is M - 1 (-1 for int1, whose max is 0).
+    L.max_code = L.mag_mask;
+    L.nan_code = 0;
+    L.inf_code = 0;
+    L.quiet_bit = 0;
+    L.emin = L.M;
+    L.emax = L.M - 1;
+  }
   return L;
 }
 
@@ -113,6 +133,12 @@ LPLAB_HD constexpr LayoutValues layout_of(const Descriptor& D) noexcept {
 // time for formats declared from text (formats/declared.h).
 LPLAB_HD constexpr const char* descriptor_error(const Descriptor& d) noexcept {
   const int bits = (d.is_signed ? 1 : 0) + d.exponent_bits + d.mantissa_bits;
+  if (d.encoding == Encoding::integer) {
+    if (d.exponent_bits != 0 || d.bias != 0 || !d.has_subnormals)
+      return "an integer format has no exponent field: exponent_bits 0, bias 0";
+    if (bits < 1 || bits > 32) return "unsupported integer width (1 to 32 bits)";
+    return nullptr;
+  }
   if (d.exponent_bits < 1 || d.mantissa_bits < 0 || bits > 64 || d.exponent_bits + d.mantissa_bits > 63)
     return "unsupported format width";
   if (d.encoding == Encoding::ieee && d.mantissa_bits < 1) return "IEEE encoding needs a mantissa for NaN";

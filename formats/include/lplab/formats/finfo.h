@@ -34,7 +34,8 @@ struct finfo<Float<D>> {
   using T = Float<D>;
   using L = detail::Layout<D>;
   static constexpr std::uint64_t one_code = static_cast<std::uint64_t>(D.bias) << L::M;
-  static_assert(detail::decode_value<T>(one_code) == 1.0, "finfo needs 1.0 to be representable");
+  static_assert(D.encoding == Encoding::integer || detail::decode_value<T>(one_code) == 1.0,
+                "finfo needs 1.0 to be representable");
 
  public:
   static constexpr const char* name = D.name.text;

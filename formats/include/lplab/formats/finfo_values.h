@@ -146,6 +146,7 @@ constexpr const char* encoding_name(Encoding e) {
     case Encoding::fn: return "fn";
     case Encoding::fnuz: return "fnuz";
     case Encoding::none: return "none";
+    case Encoding::integer: return "integer";
   }
   return "?";
 }
@@ -182,6 +183,38 @@ constexpr void for_each_finfo_field(const FinfoValues& v, F&& f) {
 #undef LPLAB_FINFO_VISIT
 }
 
+// The fields of an integer format, its layout fields already in v: every
+// value a step of 1 apart (eps, epsneg, tiny), max 2^M - 1, min -2^M or 0
+// (ml_dtypes.iinfo: int4 -8 .. 7, uint4 0 .. 15), every code a finite value.
+// What a format's values cannot give is NaN: eps where 2 is past max (int2,
+// uint1), the smallest positive value of int1 (-1, 0).
+constexpr FinfoValues integer_finfo_values(FinfoValues v, const Descriptor& d, const detail::LayoutValues& l) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  v.max = static_cast<double>(l.max_code);
+  v.min = d.is_signed ? -static_cast<double>(l.sign_mask) : 0.0;
+  v.eps = l.max_code >= 2 ? 1.0 : nan;
+  v.epsneg = l.max_code >= 1 ? 1.0 : nan;
+  v.tiny = v.smallest_normal = v.smallest_subnormal = l.max_code >= 1 ? 1.0 : nan;
+  v.digits10 = detail::decimal_digits_of_bits(l.M);
+  v.precision = v.digits10;
+  v.resolution_torch = v.resolution_numpy = 1.0;
+  v.machep = v.negep = 0;
+  v.nmant = l.M;
+  v.nexp = v.iexp = 0;
+  v.minexp = 0;
+  v.maxexp = l.M;  // 2^M is past max
+  // Nearest-even takes max + 1/2 to the even one of max and max + 1: past
+  // the range where max is odd (every width but int1, whose max is 0).
+  v.overflow_threshold = v.max + 0.5;
+  v.threshold_tie_overflows = (l.max_code & 1) != 0;
+  v.max_code = l.max_code;
+  v.nan_code = v.inf_code = 0;
+  v.nan_codes = 0;
+  v.finite_codes = v.finite_values = std::uint64_t{1} << l.bits;
+  v.normal_binades = v.binades = l.M;  // [1, 2) .. [2^(M-1), 2^M)
+  return v;
+}
+
 // The fields of the format (d, l = layout_of(d)), from its codes:
 // to_double(code) is the exact value of a code (NaN for NaN codes) and
 // nearest(x) the code of x rounded to nearest even, overflow as IEEE. Exact
@@ -202,6 +235,7 @@ constexpr FinfoValues finfo_values(const Descriptor& d, const detail::LayoutValu
   v.has_negative_zero = l.has_negative_zero;
   v.has_subnormals = d.has_subnormals;
   v.encoding = d.encoding;
+  if (d.encoding == Encoding::integer) return integer_finfo_values(v, d, l);
 
   // --- torch.finfo ---
   // 1.0 is the code with exponent field `bias` and mantissa zero, a normal

@@ -65,10 +65,16 @@ LPLAB_HD constexpr int fpclassify(Float<D> x) noexcept {
 // Negation flips the sign bit (IEEE 754-2019 5.5.1), except where the result
 // would not be a code of the same value class: the fnuz zero stays zero and
 // its NaN stays NaN, and in an unsigned format only NaN can be negated.
+//
+// An integer negates in two's complement and wraps, as ml_dtypes' intN and
+// C's int8_t do after conversion: -(-8) is -8 in int4; in an unsigned
+// integer -x is 2^N - x.
 template <Descriptor D>
 LPLAB_HD constexpr Float<D> operator-(Float<D> x) noexcept {
   using L = detail::Layout<D>;
-  if constexpr (!D.is_signed) {
+  if constexpr (D.encoding == Encoding::integer) {
+    return Float<D>::from_bits(0 - static_cast<std::uint64_t>(x.bits()));
+  } else if constexpr (!D.is_signed) {
     return isnan(x) ? x : Float<D>::from_bits(L::nan_code);
   } else if constexpr (D.encoding == Encoding::fnuz) {
     if ((x.bits() & L::mag_mask) == 0) return x;
@@ -79,8 +85,11 @@ LPLAB_HD constexpr Float<D> operator-(Float<D> x) noexcept {
 template <Descriptor D>
 LPLAB_HD constexpr Float<D> operator+(Float<D> x) noexcept { return x; }
 
+// (An integer's abs is its negation where negative: abs(-8) is -8 in int4, as
+// std::abs of the sign-extended value stored back.)
 template <Descriptor D>
 LPLAB_HD constexpr Float<D> abs(Float<D> x) noexcept {
+  if constexpr (D.encoding == Encoding::integer) return signbit(x) ? -x : x;
   if (isnan(x)) return x;
   return Float<D>::from_bits(x.bits() & detail::Layout<D>::mag_mask);
 }
@@ -90,6 +99,8 @@ namespace detail {
 // signed magnitude code orders finite and infinite values (both zeros are 0).
 template <Descriptor D>
 LPLAB_HD constexpr std::int64_t ordinal(Float<D> x) noexcept {
+  if constexpr (D.encoding == Encoding::integer)  // the sign-extended value
+    return static_cast<std::int64_t>(x.bits()) - (signbit(x) ? static_cast<std::int64_t>(Layout<D>::sign_mask) * 2 : 0);
   const auto mag = static_cast<std::int64_t>(x.bits() & Layout<D>::mag_mask);
   return signbit(x) ? -mag : mag;
 }
@@ -127,6 +138,8 @@ LPLAB_HD constexpr Float<D> nextafter(Float<D> x, Float<D> y) noexcept {
   if (isnan(y)) return y;
   if (x == y) return y;
   const bool up = x < y;  // direction on the number line
+  if constexpr (D.encoding == Encoding::integer)  // one step; x < y leaves room
+    return Float<D>::from_bits(up ? x.bits() + 1u : x.bits() - 1u);
   if (is_zero(x))  // the smallest subnormal, with the sign of the direction
     return Float<D>::from_bits(up ? 1 : (L::sign_mask | 1));
   const std::uint64_t mag = x.bits() & L::mag_mask;

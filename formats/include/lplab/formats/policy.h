@@ -42,10 +42,17 @@ LPLAB_ENUM_TABLE(Round, "rounding", LPLAB_ROUNDINGS)
 //     where it has neither (OCP MX FP6/FP4). Infinite inputs stay infinite
 //     where possible.
 //   saturate: the largest finite magnitude, infinite inputs included: CUDA's
-//     __NV_SATFINITE and PTX's .satfinite.
+//     __NV_SATFINITE and PTX's .satfinite. Into an integer format, ieee and
+//     saturate both clamp to the range (no infinity, no NaN; PTX cvt .sat).
+//   wrap: for integer formats, the low bits of the rounded integer, two's
+//     complement, as C converts between integer types and ml_dtypes' astype
+//     (which truncates: toward_zero + wrap); NaN and infinities give 0,
+//     invalid. A floating-point format has no such rule and takes it as
+//     ieee (the tool, specs and Python refuse it there).
 #define LPLAB_OVERFLOWS(X)                                                                 \
   X(ieee, "infinity (or NaN, or the largest value, as the format allows; IEEE 754-2019 7.4)") \
-  X(saturate, "the largest finite magnitude, infinite inputs included", "satfinite")
+  X(saturate, "the largest finite magnitude, infinite inputs included", "satfinite")              \
+  X(wrap, "integer formats: the rounded integer's low bits, two's complement (NaN, inf -> 0)", "modular")
 
 enum class Overflow : std::uint8_t { LPLAB_OVERFLOWS(LPLAB_ENUMERATOR) };
 LPLAB_ENUM_TABLE(Overflow, "overflow policy", LPLAB_OVERFLOWS)

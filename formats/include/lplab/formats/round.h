@@ -14,20 +14,28 @@ namespace lplab::detail {
 template <Descriptor D>
 using code_t = typename Layout<D>::storage;
 
+// The code of a signed magnitude: the sign bit set, or for an integer format
+// two's complement (int4: 8 -> 0b1000, 1 -> 0b1111).
 template <Descriptor D>
 LPLAB_HD constexpr code_t<D> with_sign(bool neg, std::uint64_t mag) noexcept {
   using L = Layout<D>;
+  if constexpr (D.encoding == Encoding::integer)
+    return static_cast<code_t<D>>((neg ? 0 - mag : mag) & (L::sign_mask | L::mag_mask));
   return static_cast<code_t<D>>(neg ? (mag | L::sign_mask) : mag);
 }
 
 // A NaN result. IEEE targets keep the sign and the leading payload bits and
 // set the quiet bit (IEEE 754-2019 6.2.3); fn keeps the sign; fnuz has a single
 // NaN. A format without NaN (FP6/FP4) gets +max, as CUDA's conversions and
-// PTX cvt ... satfinite give for NaN inputs.
+// PTX cvt ... satfinite give for NaN inputs; an integer gets 0, as PTX's cvt
+// to .s8/.u8 ("NaN results are converted to 0") and ml_dtypes' astype.
 template <Descriptor D>
 LPLAB_HD constexpr code_t<D> pack_nan(bool neg, std::uint64_t payload, Flags* flags) noexcept {
   using L = Layout<D>;
-  if constexpr (D.encoding == Encoding::ieee) {
+  if constexpr (D.encoding == Encoding::integer) {
+    raise(flags, Flag::invalid);
+    return 0;
+  } else if constexpr (D.encoding == Encoding::ieee) {
     return with_sign<D>(neg, L::inf_code | L::quiet_bit | (payload >> (64 - L::M)));
   } else if constexpr (D.encoding == Encoding::fn) {
     return with_sign<D>(neg, L::nan_code);
@@ -64,9 +72,18 @@ LPLAB_HD constexpr code_t<D> pack_overflow(bool neg, bool toward_max, Overflow o
   }
 }
 
+// An infinite operand. Into an integer: wrap-around has no low bits to keep,
+// so 0 and invalid (ml_dtypes' astype gives 0); otherwise the end of the
+// range it points to (PTX cvt.sat: +inf -> 127, -inf -> -128 or 0 unsigned).
 template <Descriptor D>
 LPLAB_HD constexpr code_t<D> pack_infinity(bool neg, Overflow o, Flags* flags) noexcept {
   using L = Layout<D>;
+  if constexpr (D.encoding == Encoding::integer) {
+    if (o == Overflow::wrap) return invalid_nan<D>(flags);
+    raise(flags, Flag::overflow);
+    raise(flags, Flag::inexact);
+    return !neg ? static_cast<code_t<D>>(L::max_code) : static_cast<code_t<D>>(L::sign_mask);
+  }
   if (neg && !D.is_signed) return invalid_nan<D>(flags);
   if (L::has_inf && o == Overflow::ieee) return with_sign<D>(neg, L::inf_code);
   raise(flags, Flag::overflow);
@@ -96,6 +113,89 @@ LPLAB_HD constexpr U round_increment(U mask, U lsb, bool neg) noexcept {
   else return 0;
 }
 
+// Step 3 of round_pack_as (and of its integer twin): sig rounded with its
+// last s > 0 bits dropped. Past FracBits + 2 dropped bits every bit of sig
+// lies below a quarter ulp and any larger shift gives the same result, so
+// the shift is clamped to stay inside U; only the stochastic fraction (the
+// top 32 bits of the dropped part, plus the random bits: a carry past 2^32
+// rounds up) reads the true s.
+struct Dropped {
+  std::uint64_t kept;
+  bool exact;
+};
+template <int FracBits, Round r, class U>
+LPLAB_HD constexpr Dropped round_dropped(bool neg, U sig, int s, std::uint32_t random) noexcept {
+  constexpr int W = std::numeric_limits<U>::digits;
+  const int sc = s > FracBits + 2 ? FracBits + 2 : s;
+  const U mask = static_cast<U>((U{1} << sc) - 1);
+  const U inc = round_increment<r>(mask, static_cast<U>((sig >> sc) & 1), neg);
+  Dropped d{static_cast<std::uint64_t>((sig + inc) >> sc), (sig & mask) == 0};
+  if constexpr (r == Round::stochastic) {
+    std::uint32_t frac32;
+    if (s <= 32) frac32 = static_cast<std::uint32_t>(static_cast<std::uint64_t>(sig & mask) << (32 - s));
+    else if (s - 32 < W) frac32 = static_cast<std::uint32_t>((sig & mask) >> (s - 32));
+    else frac32 = 0;
+    d.kept += (static_cast<std::uint64_t>(frac32) + random) >> 32;
+  } else {
+    (void)random;
+  }
+  return d;
+}
+
+// round_pack_as for an integer format: the value (-1)^neg * sig *
+// 2^(e - FracBits) rounded to an integer (quantum 2^0), then fitted to the
+// format's range [-2^M, 2^M - 1] (signed) or [0, 2^M - 1]:
+//   1. s = FracBits - e bits of sig lie below the units digit; none when
+//      s <= 0 (the value is an integer already);
+//   2. kept = (sig + increment) >> s, as round_pack_as's step 3, plus the
+//      stochastic carry;
+//   3. out of range: saturate (Overflow::ieee and saturate alike: an integer
+//      has neither infinity nor NaN) or, under Overflow::wrap, keep the low
+//      bits of the rounded integer, two's complement (C's conversion between
+//      integer types; ml_dtypes' astype is toward_zero + wrap);
+//   4. two's complement.
+// Flags: inexact where rounding changed the value, underflow where a nonzero
+// value became 0, overflow (and inexact) out of range.
+template <Descriptor D, int FracBits, Round r, class U>
+LPLAB_HD constexpr code_t<D> round_pack_integer_as(bool neg, U sig, int e, Overflow o, std::uint32_t random,
+                                                   Flags* flags) noexcept {
+  using L = Layout<D>;
+  constexpr std::uint64_t width_mask = L::sign_mask | L::mag_mask;
+  // Step 1: bits below the units digit.
+  const int s = FracBits - e;
+  std::uint64_t kept;  // the rounded magnitude; only its low 64 bits where it is huge
+  bool exact = true;
+  if (s <= 0) {
+    kept = -s < 64 ? static_cast<std::uint64_t>(sig) << -s : 0;
+    const bool huge = -s >= 64 || (kept >> -s) != static_cast<std::uint64_t>(sig);
+    if (huge) {  // at least 2^63: out of every integer format's range
+      raise(flags, Flag::overflow);
+      raise(flags, Flag::inexact);
+      if (o == Overflow::wrap) return with_sign<D>(neg, kept & width_mask);
+      return neg && D.is_signed ? static_cast<code_t<D>>(L::sign_mask)
+                                : neg ? code_t<D>{0} : static_cast<code_t<D>>(L::max_code);
+    }
+  } else {
+    // Step 2: round, as round_pack_as's step 3.
+    const Dropped d = round_dropped<FracBits, r>(neg, sig, s, random);
+    kept = d.kept;
+    exact = d.exact;
+  }
+  if (!exact) {
+    raise(flags, Flag::inexact);
+    if (kept == 0) raise(flags, Flag::underflow);
+  }
+  // Step 3: the range, which reaches -2^M below zero where signed.
+  const std::uint64_t limit = neg ? (D.is_signed ? L::sign_mask : 0) : L::max_code;
+  if (kept > limit) {
+    raise(flags, Flag::overflow);
+    raise(flags, Flag::inexact);
+    if (o != Overflow::wrap) kept = limit;
+  }
+  // Step 4: two's complement.
+  return with_sign<D>(neg, kept & width_mask);
+}
+
 // Rounds value = (-1)^neg * 2^(e - FracBits) * sig, 2^FracBits <= sig <
 // 2^(FracBits+1), to format D. (Arithmetic folds the bits it could not keep
 // into sig's last bit, a "jammed" sticky bit, so sig is exact enough.)
@@ -112,6 +212,8 @@ LPLAB_HD constexpr code_t<D> round_pack_as(bool neg, U sig, int e, Overflow o,
   constexpr int W = std::numeric_limits<U>::digits;
   static_assert(FracBits + 3 <= W, "sig needs headroom for the rounding increment");
 
+  if constexpr (D.encoding == Encoding::integer)
+    return round_pack_integer_as<D, FracBits, r, U>(neg, sig, e, o, random, flags);
   // Step 1: a format without negative numbers cannot hold this one.
   if (neg && !D.is_signed) return invalid_nan<D>(flags);
 
@@ -121,28 +223,16 @@ LPLAB_HD constexpr code_t<D> round_pack_as(bool neg, U sig, int e, Overflow o,
   const int e_eff = below_normal ? L::emin : e;
   const int s = FracBits - L::M + (e_eff - e);  // bits of sig to drop
 
-  // Step 3: round. Past FracBits + 2 dropped bits every bit of sig lies below
-  // a quarter ulp and any larger shift gives the same result, so the shift is
-  // clamped to stay inside U; only the stochastic fraction needs the true s.
+  // Step 3: round (round_dropped), unless nothing is dropped.
   std::uint64_t kept;
   bool exact;
   if (FracBits <= L::M && s <= 0) {  // widening: nothing to drop
     kept = static_cast<std::uint64_t>(sig) << -s;
     exact = true;
   } else {
-    const int sc = s > FracBits + 2 ? FracBits + 2 : s;
-    const U mask = static_cast<U>((U{1} << sc) - 1);
-    const U inc = round_increment<r>(mask, static_cast<U>((sig >> sc) & 1), neg);
-    kept = static_cast<std::uint64_t>((sig + inc) >> sc);
-    exact = (sig & mask) == 0;
-    if constexpr (r == Round::stochastic) {
-      // The top 32 bits of the dropped fraction, from the true shift s.
-      std::uint32_t frac32;
-      if (s <= 32) frac32 = static_cast<std::uint32_t>(static_cast<std::uint64_t>(sig & mask) << (32 - s));
-      else if (s - 32 < W) frac32 = static_cast<std::uint32_t>((sig & mask) >> (s - 32));
-      else frac32 = 0;
-      kept += (static_cast<std::uint64_t>(frac32) + random) >> 32;
-    }
+    const Dropped d = round_dropped<FracBits, r>(neg, sig, s, random);
+    kept = d.kept;
+    exact = d.exact;
   }
 
   // Step 4: assemble the magnitude code. For a normal result kept is in
@@ -249,7 +339,8 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
   // the carry of a round-up running into the exponent field. Subnormal and
   // overflowing results, specials, stochastic rounding and negative values
   // into an unsigned format are declined.
-  if constexpr (!same_exponent_field && LF::M > LT::M && From.is_signed &&
+  constexpr bool integer = From.encoding == Encoding::integer || To.encoding == Encoding::integer;
+  if constexpr (!same_exponent_field && !integer && LF::M > LT::M && From.is_signed &&
                 r != Round::stochastic) {
     constexpr int s = LF::M - LT::M;
     // Source exponent fields whose values are normal in both formats.
@@ -290,7 +381,7 @@ LPLAB_HD constexpr code_t<To> convert_code_as(code_t<From> x, Overflow o, std::u
   // Stochastic rounding is declined: its fraction reads the true shift. This
   // is most of a sweep over every float into a narrow format (the exhaustive
   // tests check each input against CUDA's conversion and the reference).
-  if constexpr (From.encoding == Encoding::ieee && From.is_signed && LF::M > LT::M &&
+  if constexpr (From.encoding == Encoding::ieee && !integer && From.is_signed && LF::M > LT::M &&
                 r != Round::stochastic) {
     constexpr int tiny_e = LT::emin - LT::M - 3;  // the representative's exponent
     constexpr std::int64_t tiny_field = std::int64_t{tiny_e} + 1 + From.bias;  // first field kept out

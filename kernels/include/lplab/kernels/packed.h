@@ -1,5 +1,6 @@
-// Packed storage for the sub-byte formats: FP4 two codes to a byte, FP6 four
-// codes to three bytes.
+// Packed storage for the sub-byte formats: FP4 and int4/uint4 two codes to a
+// byte, FP6 four codes to three bytes, int2/uint2 four and int1/uint1 eight
+// codes to a byte.
 //
 //   lplab::kernels::packed_bytes<T>(n)
 //   lplab::kernels::pack(std::span<const T> codes, std::span<std::uint8_t> bytes)
@@ -17,7 +18,13 @@
 //   byte j = | code 2j+1 | code 2j |      (bits 7..4 | bits 3..0)
 //
 // CUDA's __nv_fp4x2_e2m1 arrangement (.x, the first element, in the low
-// nibble). For FP6 it puts four codes in the 24-bit little-endian word of
+// nibble), and for int4 the order of ONNX's INT4 ("the first element is
+// stored in the 4 LSB"), CUTLASS's int4b_t arrays (SubbyteReference: element
+// i at bit offset 4i) and torchao's CUTLASS int4 layout. (PyTorch's
+// _convert_weight_to_int4pack takes the other order, the even element in the
+// high nibble; ml_dtypes does not pack: one int4 per byte, its low bits, as
+// lplab's unpacked codes.) int2 and int1 continue the stream: element 4j+t
+// of int2 at bits 2t..2t+1 of byte j. For FP6 it puts four codes in the 24-bit little-endian word of
 // bytes 3j, 3j+1, 3j+2:
 //
 //   word = b[3j] | b[3j+1] << 8 | b[3j+2] << 16
@@ -47,13 +54,15 @@
 
 namespace lplab::kernels {
 
-// True for the formats narrower than a byte that lplab packs: 4 and 6 bits
-// wide (OCP MX FP4 E2M1, FP6 E2M3 and E3M2, and any user format of that width).
+// True for the formats narrower than a byte that lplab packs: 1, 2, 4 and 6
+// bits wide (OCP MX FP4 E2M1, FP6 E2M3 and E3M2, int4 .. uint1, and any user
+// format of those widths).
 template <class T>
 struct is_packed_format : std::false_type {};
 template <Descriptor D>
-struct is_packed_format<Float<D>> : std::bool_constant<lplab::detail::Layout<D>::bits == 4 ||
-                                                       lplab::detail::Layout<D>::bits == 6> {};
+struct is_packed_format<Float<D>>
+    : std::bool_constant<lplab::detail::Layout<D>::bits == 1 || lplab::detail::Layout<D>::bits == 2 ||
+                         lplab::detail::Layout<D>::bits == 4 || lplab::detail::Layout<D>::bits == 6> {};
 template <class T>
 inline constexpr bool is_packed_format_v = is_packed_format<T>::value;
 template <class T>
@@ -65,7 +74,7 @@ namespace detail {
 template <PackedFormat T>
 struct PackGroup {
   static constexpr int width = finfo<T>::bits;
-  static constexpr std::size_t codes = width == 4 ? 2 : 4;  // 2 * 4 = 8 bits, 4 * 6 = 24 bits
+  static constexpr std::size_t codes = width == 6 ? 4 : 8 / width;  // 4 * 6 = 24 bits; 8 bits otherwise
   static constexpr std::size_t bytes = codes * width / 8;
   static constexpr std::uint32_t code_mask = (std::uint32_t{1} << width) - 1;
 };
@@ -108,8 +117,9 @@ inline void unpack_group(const std::uint8_t* in, std::size_t r, T* codes) noexce
 
 }  // namespace detail
 
-// Bytes that n elements of T occupy: ceil(n / 2) for FP4, ceil(3n / 4) for
-// FP6, n * sizeof(T) for every other type.
+// Bytes that n elements of T occupy: ceil(n / 2) for 4 bits, ceil(3n / 4) for
+// FP6, ceil(n / 4) and ceil(n / 8) for 2 and 1 bits, n * sizeof(T) for every
+// other type.
 template <class T>
 constexpr std::size_t packed_bytes(std::size_t n) noexcept {
   if constexpr (is_packed_format_v<T>) {
@@ -165,7 +175,7 @@ void unpack(std::span<const std::uint8_t> bytes, std::span<T> codes) {
 
 namespace detail {
 // Elements converted per step of quantize_packed / dequantize_packed, on the
-// stack: a multiple of every group (2 and 4 codes), so only the last step
+// stack: a multiple of every group (2, 4 and 8 codes), so only the last step
 // can end in a partial group.
 inline constexpr std::size_t kPackChunk = 1024;
 }  // namespace detail

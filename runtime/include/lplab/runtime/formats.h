@@ -137,6 +137,11 @@ void require_compiled(const FormatEntry& e, std::string_view where, std::string_
 // the kernels, a declared one the scalar core, element by element.
 void for_each_rounded(const FormatEntry& e, std::span<const double> x, const kernels::ConvertOptions& options,
                       const std::function<void(std::size_t first, std::span<const double> y)>& visit);
+// UsageError where overflow policy o does not apply to format e: wrap-around
+// (Overflow::wrap) keeps an integer's low bits, and a floating-point format
+// has none to keep. Every layer that takes a policy by name checks it here.
+void check_overflow(const FormatEntry& e, Overflow o);
+
 // What the matmul accumulators need to know of a format, compiled or
 // declared (kernels::operand_range of its finfo fields), and the significant
 // bits of an output in it (kernels::output_precision).
