@@ -31,8 +31,10 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 
 // The spacing of the format's values in the binade of x: 2^(e - nmant), e the
 // exponent of x clamped to the normal range (below it, the subnormal spacing;
-// above the largest binade, that binade's spacing).
+// above the largest binade, that binade's spacing). An integer's spacing is
+// 1 everywhere.
 double ulp_at(const FinfoValues& info, double x) {
+  if (info.encoding == Encoding::integer) return 1.0;
   const int emin = std::ilogb(info.smallest_normal);
   const int emax = std::ilogb(info.max);
   const int e = x == 0 ? emin : std::clamp(std::ilogb(x), emin, emax);

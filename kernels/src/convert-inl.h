@@ -505,11 +505,7 @@ HWY_INLINE void GeneralVector(DU du, V x, std::size_t i, const EncodeArgs& a,
 }
 
 template <Descriptor D, Round R, bool kStats>
-HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
-  if constexpr (D.encoding == Encoding::integer) {
-    EncodeIntegers<D, R, kStats>(a);
-    return;
-  }
+HWY_ATTR void EncodeFloatingPoint(const EncodeArgs& a) {
   const hn::ScalableTag<std::uint32_t> du;
   const hn::RebindToFloat<decltype(du)> df;
   const std::size_t N = hn::Lanes(du);
@@ -533,6 +529,15 @@ HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
   for (; i < a.n; ++i) EncodeScalarLane<D, R, kStats>(a, key, i, tally);
   if constexpr (kStats) *a.stats += tally;
 }
+
+template <Descriptor D, Round R, bool kStats>
+HWY_ATTR void EncodeFromFloat(const EncodeArgs& a) {
+  // (The integers' own kernel; the floating-point paths above are not
+  // instantiated for them.)
+  if constexpr (D.encoding == Encoding::integer) EncodeIntegers<D, R, kStats>(a);
+  else EncodeFloatingPoint<D, R, kStats>(a);
+}
+
 
 // ---------------------------------------------------------------------------
 // format -> float (exact: every value of a vector format is a float)
@@ -613,7 +618,7 @@ HWY_INLINE hn::Vec<DF> HalfToFloat(DF df, V16 h) {
 // dispatcher checked); every other format, and every format without kMul,
 // decodes the same whatever DAZ and FTZ say.
 template <Descriptor D, bool kMul, class DU, class DC, class Code>
-HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code* HWY_RESTRICT p) {
+HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeFloatVector(DU du, DC dc, const Code* HWY_RESTRICT p) {
   using L = lplab::detail::Layout<D>;
   constexpr int M = L::M;
   constexpr int sign_shift = 31 - (L::E + L::M);
@@ -622,7 +627,6 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
   using VU = hn::Vec<DU>;
   const VU k_code_mask = hn::Set(du, static_cast<std::uint32_t>(L::sign_mask | L::mag_mask));
   const VU k_mag_mask = hn::Set(du, static_cast<std::uint32_t>(L::mag_mask));
-  if constexpr (D.encoding == Encoding::integer) return IntegerToFloat<D>(du, dc, p);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
   if constexpr (kBinary16<D> && kMul) {
     // binary16: F16C's vcvtph2ps, exact (subnormals included while DAZ is
@@ -701,6 +705,13 @@ HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code*
       }
     }
   return hn::BitCast(df, bits);
+}
+
+// DecodeFloatVector, or for an integer format IntegerToFloat.
+template <Descriptor D, bool kMul, class DU, class DC, class Code>
+HWY_INLINE hn::Vec<hn::RebindToFloat<DU>> DecodeVector(DU du, DC dc, const Code* HWY_RESTRICT p) {
+  if constexpr (D.encoding == Encoding::integer) return IntegerToFloat<D>(du, dc, p);
+  else return DecodeFloatVector<D, kMul>(du, dc, p);
 }
 
 // Whole vectors of codes [i, n) decoded, two at a time, each vector of floats

@@ -52,7 +52,9 @@ HWY_INLINE void IntegerVector(DU du, V x, std::size_t i, const EncodeArgs& a,
   // Step 3.
   V kept = hn::Add(sig, RoundingIncrement<R>(du, drop_mask, sig >> sc, neg)) >> sc;
   const V dropped = hn::And(sig, drop_mask);
-  if constexpr (R == Round::stochastic) kept = hn::Add(kept, StochasticCarry(du, dropped, s, i, a, key));
+  // (An integral lane, s = 0, has nothing dropped and its kept is replaced
+  // below: it takes s = 1, so that no shift reaches 32.)
+  if constexpr (R == Round::stochastic) kept = hn::Add(kept, StochasticCarry(du, dropped, hn::Max(s, one), i, a, key));
   // An integral input's low 32 bits: sig << -s (zero from a shift of 32 on).
   const V up = hn::BitCast(du, hn::Neg(s_signed));
   const V low32 = hn::IfThenZeroElse(hn::Gt(up, hn::Set(du, 31)), sig << hn::Min(up, hn::Set(du, 31)));

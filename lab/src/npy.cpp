@@ -208,7 +208,18 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
   const bool little = std::endian::native == std::endian::little;
   //    ml_dtypes 0.6 saves float8_e5m2 as '<f1', which NumPy has no float
   //    for: raw one-byte data too (both recognised by raw_re above).
-  if (!raw_descr.empty()) {
+  //    NumPy's int8 and uint8 ('|i1', '|u1') are lplab's formats of those
+  //    names: their bytes are the codes.
+  if ((descr == "|i1" || descr == "|u1") && raw_format == nullptr)
+    raw_format = &runtime::resolve_format(descr == "|i1" ? "int8" : "uint8");
+  if (descr == "|i1" || descr == "|u1") {
+    const std::string_view own = descr == "|i1" ? "int8" : "uint8";
+    if (raw_format->name != own)
+      fail(path, fmt::format("holds {} values (dtype '{}'); a format given for the input names raw (void) data only",
+                             own, descr));
+    l.width = 1;
+    l.raw = raw_format;
+  } else if (!raw_descr.empty()) {
     const std::string width = descr.substr(2);
     if (raw_format == nullptr)
       fail(path, fmt::format("dtype '{}' is raw {}-byte data, as np.save writes ml_dtypes arrays (bfloat16, "
@@ -225,8 +236,8 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
   } else {
     if (descr.size() != 3 || descr[1] != 'f' || (descr[2] != '2' && descr[2] != '4' && descr[2] != '8') ||
         (descr[0] != '<' && descr[0] != '>'))
-      fail(path, fmt::format("dtype '{}' is not float16, float32 or float64 (nor raw ml_dtypes data, '<V2' or "
-                             "'|V1')",
+      fail(path, fmt::format("dtype '{}' is not float16, float32, float64, int8 or uint8 (nor raw ml_dtypes data, "
+                             "'<V2' or '|V1')",
                              descr));
     l.width = descr[2] - '0';
     l.swap = (descr[0] == '<') != little;

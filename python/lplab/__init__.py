@@ -29,7 +29,7 @@ from ._lplab import finfo
 __version__ = _lplab.__version__
 
 __all__ = [
-    "Array", "Quantized", "Table", "Regression", "finfo", "formats", "format_name", "convert", "encode", "decode",
+    "Array", "Quantized", "Table", "Regression", "finfo", "iinfo", "formats", "format_name", "convert", "encode", "decode",
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
     "swizzle_scales", "unswizzle_scales", "cvt_rs", "hadamard", "quantize_four_over_six", "dequantize_four_over_six",
     "recipes", "recipe",
@@ -71,6 +71,30 @@ def formats() -> list[str]:
 def format_name(name: str) -> str:
     """The canonical name of a format ("bf16" -> "bfloat16")."""
     return _lplab.format_name(name)
+
+
+class iinfo:
+    """An integer format's range, as numpy.iinfo and ml_dtypes.iinfo give it:
+    ``kind`` ("i" or "u"), ``bits``, ``min``, ``max``, ``dtype`` (the name).
+
+    >>> lplab.iinfo("int4")
+    iinfo(min=-8, max=7, dtype=int4)
+    """
+
+    __slots__ = ("kind", "bits", "min", "max", "dtype")
+
+    def __init__(self, name: str):
+        f = finfo(name)
+        if f.encoding != "integer":
+            raise ValueError(f"iinfo: {format_name(name)} is not an integer format (finfo describes it)")
+        self.kind = "i" if f.is_signed else "u"
+        self.bits = int(f.bits)
+        self.min = int(f.min)
+        self.max = int(f.max)
+        self.dtype = format_name(name)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
 # ---------------------------------------------------------------------------

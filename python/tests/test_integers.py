@@ -126,6 +126,14 @@ def test_finfo_gives_iinfo_range(name):
     theirs = np.iinfo(name) if name in ("int8", "uint8") else ml_dtypes.iinfo(getattr(ml_dtypes, name))
     assert (info.min, info.max, info.bits) == (theirs.min, theirs.max, theirs.bits)
     assert info.encoding == "integer"
+    ii = lplab.iinfo(name)
+    assert (ii.kind, ii.bits, ii.min, ii.max) == (theirs.kind, theirs.bits, theirs.min, theirs.max)
+    assert repr(ii) == f"iinfo(min={theirs.min}, max={theirs.max}, dtype={name})"
+
+
+def test_iinfo_refuses_a_floating_point_format():
+    with pytest.raises(ValueError, match="not an integer format"):
+        lplab.iinfo("bfloat16")
 
 
 def test_packed_int4_puts_element_0_in_the_low_nibble():

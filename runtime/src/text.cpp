@@ -92,7 +92,7 @@ std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, in
   }
   put(mantissa_bits, exponent_bits);
   if (mantissa_bits > 0) {
-    out += '|';
+    if (exponent_bits > 0) out += '|';  // (an integer: sign | value bits)
     put(0, mantissa_bits);
   }
   return out;

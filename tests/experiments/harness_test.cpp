@@ -416,7 +416,7 @@ TEST(Npy, MlDtypesFilesReadWithTheirFormat) {
   const std::string dir = std::string(LPLAB_TEST_DATA_DIR) + "/ml_dtypes/";
   for (const char* name : {"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
                            "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "float8_e3m4",
-                           "float8_e4m3", "float8_e4m3b11fnuz"}) {
+                           "float8_e4m3", "float8_e4m3b11fnuz", "int4", "uint4", "int2", "uint2", "int1", "uint1"}) {
     const lplab::runtime::FormatEntry& f = lplab::runtime::resolve_format(name);
     const auto raw = lx::read_npy(dir + name + ".npy", std::size_t{1} << 31, &f);
     const auto ref = lx::read_npy(dir + name + ".f64.npy");
@@ -460,6 +460,26 @@ TEST(Npy, MlDtypesFilesReadWithTheirFormat) {
   }
 }
 
+// NumPy's int8 and uint8 files ('|i1', '|u1') are those formats' codes, read
+// without naming them; another format named for them is refused.
+TEST(Npy, NumpyInt8AndUint8AreTheirFormats) {
+  const auto i8 = lx::parse_npy(npy_bytes("{'descr': '|i1', 'fortran_order': False, 'shape': (3,), }", "\x80\x7f\xff"),
+                                "i8.npy", std::size_t{1} << 31, nullptr);
+  EXPECT_EQ(i8.dtype, "int8");
+  EXPECT_EQ(i8.values, (std::vector<double>{-128, 127, -1}));
+  const auto u8 = lx::parse_npy(npy_bytes("{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", "\x80\x7f\xff"),
+                                "u8.npy", std::size_t{1} << 31, nullptr);
+  EXPECT_EQ(u8.dtype, "uint8");
+  EXPECT_EQ(u8.values, (std::vector<double>{128, 127, 255}));
+  try {
+    lx::parse_npy(npy_bytes("{'descr': '|i1', 'fortran_order': False, 'shape': (1,), }", "\x01"), "i8.npy",
+                  std::size_t{1} << 31, &lplab::runtime::resolve_format("e4m3"));
+    ADD_FAILURE();
+  } catch (const lplab::runtime::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds int8 values (dtype '|i1')"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Npy, HeaderLongerThan127BytesIsRead) {
   // xtensor 0.24 reads the header length through signed chars: a low byte of
   // 0x80 or more was misread. A 246-byte header (0xF6) must work.
@@ -478,7 +498,7 @@ TEST(Npy, BadFilesGetOneLineNamingTheReason) {
   EXPECT_NE(npy_error(npy_bytes(ok_dict, two.substr(0, 5))).find("truncated"), std::string::npos);
   EXPECT_NE(npy_error(npy_bytes(ok_dict, two + "x")).find("trailing bytes"), std::string::npos);
   EXPECT_NE(npy_error(npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", two))
-                .find("dtype '<i4' is not float16, float32 or float64"),
+                .find("dtype '<i4' is not float16, float32, float64, int8 or uint8"),
             std::string::npos);
   EXPECT_NE(npy_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (x,), }", two))
                 .find("malformed header"),

@@ -230,7 +230,13 @@ void format_to_formats(FormatList<To...>) {
 }
 
 TYPED_TEST(BulkConvert, format_to_every_format_every_code) {
+#if defined(LPLAB_SANITIZED)
+  // (Under the sanitizers the floating-point targets: the integer kernels
+  // run there in BulkConvertInteger below, every policy and code.)
+  format_to_formats<TypeParam>(float_formats{});
+#else
   format_to_formats<TypeParam>(all_formats{});
+#endif
 }
 
 // The integer formats: float -> integer under every rounding and all three

@@ -160,6 +160,7 @@ std::string code_class(const FormatEntry* e, std::uint64_t c) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return "infinity";
   if (v == 0) return "zero";
+  if (e->info.encoding == Encoding::integer) return "integer";
   if (std::fabs(v) < e->info.smallest_normal) return "subnormal";
   return "normal";
 }

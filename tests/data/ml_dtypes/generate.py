@@ -5,6 +5,7 @@ it) for the formats named on the command line: 196 N(0, 4^2) draws and
 format's range, converted by ml_dtypes' astype, shape (15, 14).
 
     python3 tests/data/ml_dtypes/generate.py float8_e3m4 float8_e4m3 float8_e4m3b11fnuz
+    python3 tests/data/ml_dtypes/generate.py int4 uint4 int2 uint2 int1 uint1
 """
 import sys
 
@@ -15,10 +16,16 @@ import numpy as np
 def main() -> None:
     for name in sys.argv[1:]:
         t = getattr(ml_dtypes, name)
-        info = ml_dtypes.finfo(t)
         rng = np.random.default_rng(sum(map(ord, name)))
-        special = [0.0, -0.0, 1e-9, 1e9, np.inf, -np.inf, np.nan, 448.0, 449.0, 2.0**-6,
-                   float(info.max), -float(info.max), float(info.smallest_subnormal), float(info.tiny)]
+        if np.dtype(t).kind == "V" and name.startswith(("int", "uint")):
+            # The integers (astype truncates and wraps): the range's ends, past them, NaN, infinities.
+            info = ml_dtypes.iinfo(t)
+            special = [0.0, -0.0, 1e-9, 1e9, np.inf, -np.inf, np.nan, 7.9, -7.9, 8.7, 17.0, -9.0,
+                       float(info.max), float(info.min)]
+        else:
+            info = ml_dtypes.finfo(t)
+            special = [0.0, -0.0, 1e-9, 1e9, np.inf, -np.inf, np.nan, 448.0, 449.0, 2.0**-6,
+                       float(info.max), -float(info.max), float(info.smallest_subnormal), float(info.tiny)]
         x = np.concatenate([rng.normal(0.0, 4.0, 210 - len(special)), special]).astype(np.float32)
         a = x.reshape(15, 14).astype(t)
         np.save(f"{name}.npy", a)

@@ -54,7 +54,8 @@ std::size_t utf8_sequence(std::string_view s, char32_t& code);
 // Where `s` stops being UTF-8, or npos if it is UTF-8 throughout.
 std::size_t first_non_utf8(std::string_view s);
 
-// A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110".
+// A code as sign|exponent|mantissa bit groups, e.g. "0|1111|110"; an
+// integer's as sign|value bits, "1|000" (int4's -8).
 std::string bit_groups(std::uint64_t code, bool is_signed, int exponent_bits, int mantissa_bits);
 
 // "unknown <noun> '<s>' (<known>)", `s` cut by shown(): the one wording of
