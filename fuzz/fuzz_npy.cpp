@@ -119,8 +119,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t count = 1;
   for (std::size_t d : a.shape) count *= d;  // <= max_elements once accepted
   if (a.values.size() != count) violated("values.size() != product(shape)");
-  const std::size_t width = a.dtype == "float16" ? 2 : a.dtype == "float32" ? 4 : a.dtype == "float64" ? 8 : 0;
-  if (width == 0) violated("dtype is not float16, float32 or float64");
+  // (numpy's int8 and uint8, '|i1' and '|u1', are lplab's formats of those names.)
+  const std::size_t width = a.dtype == "float16" ? 2 : a.dtype == "float32" ? 4 : a.dtype == "float64" ? 8
+                            : a.dtype == "int8" || a.dtype == "uint8"                               ? 1
+                                                                                                    : 0;
+  if (width == 0) violated("dtype is not float16, float32, float64, int8 or uint8");
   if (size < 10 || width * count > size) violated("data section larger than the input");
   // 2. Values: float32 against the independent decoder.
   if (a.dtype == "float32") check_float32(bytes, a);

@@ -255,7 +255,7 @@ class DeclaredFormat {
   }
   std::uint64_t pack_infinity(bool neg, Overflow o, Flags* flags) const {
     if (neg && !d_.is_signed) return invalid_nan(flags);
-    if (l_.has_inf && o == Overflow::ieee) return with_sign(neg, l_.inf_code);
+    if (l_.has_inf && o != Overflow::saturate) return with_sign(neg, l_.inf_code);  // (wrap is ieee here)
     detail::raise(flags, Flag::overflow);
     detail::raise(flags, Flag::inexact);
     return pack_overflow(neg, false, o, flags);

@@ -85,7 +85,8 @@ LPLAB_HD constexpr code_t<D> pack_infinity(bool neg, Overflow o, Flags* flags) n
     return !neg ? static_cast<code_t<D>>(L::max_code) : static_cast<code_t<D>>(L::sign_mask);
   }
   if (neg && !D.is_signed) return invalid_nan<D>(flags);
-  if (L::has_inf && o == Overflow::ieee) return with_sign<D>(neg, L::inf_code);
+  // (Overflow::wrap is ieee in a floating-point format.)
+  if (L::has_inf && o != Overflow::saturate) return with_sign<D>(neg, L::inf_code);
   raise(flags, Flag::overflow);
   raise(flags, Flag::inexact);
   return pack_overflow<D>(neg, false, o, flags);
