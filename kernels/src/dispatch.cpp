@@ -229,11 +229,12 @@ std::size_t streaming_output_bytes() { return detail::linear_stream_from(); }
 void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::size_t n,
                   const ConvertOptions& given) {
   apply_environment();
+  const Kernels& target = kernels_of(to);
   (void)kernels_of(from);
   // Overflow::wrap is ieee into a floating-point format, as in the scalar
   // core (round.h); the fast paths then see the policy they know.
   ConvertOptions options = given;
-  if (options.overflow == Overflow::wrap && !kernels_of(to).integer) options.overflow = Overflow::ieee;
+  if (options.overflow == Overflow::wrap && !target.integer) options.overflow = Overflow::ieee;
   if (n == 0) return;
   // Threads only pay off on large arrays: at least 256K elements each.
   constexpr std::size_t kPerThread = std::size_t{1} << 18;
@@ -243,7 +244,7 @@ void bulk_convert(FormatId to, FormatId from, const void* in, void* out, std::si
   const bool bf16_extension = detail::avx512_bf16_active();
   // An output of at least detail::linear_stream_from() bytes (past the
   // last-level cache) is streamed.
-  const bool stream = n * kernels_of(to).code_bytes >= detail::linear_stream_from();
+  const bool stream = n * target.code_bytes >= detail::linear_stream_from();
   auto run = [&](std::size_t begin, std::size_t end, FlagCounts* stats) {
     if (stream) convert_streamed(to, from, in, out, begin, end, options, stats, bf16_extension);
     else convert_range(to, from, in, out, begin, end, options, stats, bf16_extension);

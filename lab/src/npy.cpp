@@ -210,15 +210,13 @@ DataLayout describe(std::string_view head, std::uint64_t file_size, const std::s
   //    for: raw one-byte data too (both recognised by raw_re above).
   //    NumPy's int8 and uint8 ('|i1', '|u1') are lplab's formats of those
   //    names: their bytes are the codes.
-  if ((descr == "|i1" || descr == "|u1") && raw_format == nullptr)
-    raw_format = &runtime::resolve_format(descr == "|i1" ? "int8" : "uint8");
   if (descr == "|i1" || descr == "|u1") {
     const std::string_view own = descr == "|i1" ? "int8" : "uint8";
-    if (raw_format->name != own)
+    if (raw_format != nullptr && raw_format->name != own)
       fail(path, fmt::format("holds {} values (dtype '{}'); a format given for the input names raw (void) data only",
                              own, descr));
     l.width = 1;
-    l.raw = raw_format;
+    l.raw = &runtime::resolve_format(own);
   } else if (!raw_descr.empty()) {
     const std::string width = descr.substr(2);
     if (raw_format == nullptr)

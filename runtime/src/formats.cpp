@@ -273,10 +273,13 @@ kernels::OperandRange operand_range(const FormatEntry& e) {
 int output_precision(const FormatEntry& e) { return e.info.nmant + 1; }
 
 void check_overflow(const FormatEntry& e, Overflow o) {
-  if (o == Overflow::wrap && e.info.encoding != Encoding::integer)
-    throw UsageError(fmt::format("overflow 'wrap' keeps an integer's low bits; {} is not an integer format "
-                                 "(int8, uint8, int4, uint4, int2, uint2, int1, uint1): ieee or saturate",
-                                 e.name));
+  if (o != Overflow::wrap || e.info.encoding == Encoding::integer) return;
+  std::vector<std::string_view> integers;  // the catalog's, in its order
+  for (const FormatEntry& f : formats())
+    if (f.info.encoding == Encoding::integer) integers.push_back(f.name);
+  throw UsageError(fmt::format("overflow 'wrap' keeps an integer's low bits; {} is not an integer format ({}): "
+                               "ieee or saturate",
+                               e.name, fmt::join(integers, ", ")));
 }
 
 std::string matmul_operand_problem(const FormatEntry& e) {

@@ -165,17 +165,11 @@ LPLAB_HD constexpr code_t<D> round_pack_integer_as(bool neg, U sig, int e, Overf
   // Step 1: bits below the units digit.
   const int s = FracBits - e;
   std::uint64_t kept;  // the rounded magnitude; only its low 64 bits where it is huge
-  bool exact = true;
+  bool exact = true, huge = false;
   if (s <= 0) {
     kept = -s < 64 ? static_cast<std::uint64_t>(sig) << -s : 0;
-    const bool huge = -s >= 64 || (kept >> -s) != static_cast<std::uint64_t>(sig);
-    if (huge) {  // at least 2^63: out of every integer format's range
-      raise(flags, Flag::overflow);
-      raise(flags, Flag::inexact);
-      if (o == Overflow::wrap) return with_sign<D>(neg, kept & width_mask);
-      return neg && D.is_signed ? static_cast<code_t<D>>(L::sign_mask)
-                                : neg ? code_t<D>{0} : static_cast<code_t<D>>(L::max_code);
-    }
+    // At least 2^63 (bits shifted out): past every integer format's range.
+    huge = -s >= 64 || (kept >> -s) != static_cast<std::uint64_t>(sig);
   } else {
     // Step 2: round, as round_pack_as's step 3.
     const Dropped d = round_dropped<FracBits, r>(neg, sig, s, random);
@@ -188,7 +182,7 @@ LPLAB_HD constexpr code_t<D> round_pack_integer_as(bool neg, U sig, int e, Overf
   }
   // Step 3: the range, which reaches -2^M below zero where signed.
   const std::uint64_t limit = neg ? (D.is_signed ? L::sign_mask : 0) : L::max_code;
-  if (kept > limit) {
+  if (huge || kept > limit) {
     raise(flags, Flag::overflow);
     raise(flags, Flag::inexact);
     if (o != Overflow::wrap) kept = limit;
