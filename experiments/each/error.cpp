@@ -563,6 +563,18 @@ void headline_figures(const std::vector<Table>& tables, Headlines& h) {
   h.add("SQNR of MXFP8 E4M3 on N(0,1) [dB]",
       formatted(lookup(tables, "error_conversion", {{"dtype", "mxfp8_e4m3"}}, "sqnr_db"), "{:.1f}"), ">= 20 (torchao's test)",
       "error_conversion");
+  // The 4-bit weight formats side by side: GPTQ's INT4 with groups of 128
+  // (4.16 bits per value), NVFP4 (4.5) and MXFP4 (4.25); INT8 per channel
+  // beside MXFP8.
+  const auto sqnr = [&](const char* scheme) {
+    return cell_text(formatted(lookup(tables, "error_conversion", {{"dtype", scheme}}, "sqnr_db"), "{:.1f}"));
+  };
+  h.add("SQNR on N(0,1) [dB]: INT4 g128 (GPTQ) / NVFP4 / MXFP4",
+        fmt::format("{} / {} / {}", sqnr("int4_g128"), sqnr("nvfp4"), sqnr("mxfp4")),
+        "4.16, 4.5 and 4.25 bits per value (footprint_formats)", "error_conversion");
+  h.add("SQNR on N(0,1) [dB]: INT8 per channel / MXFP8 E4M3",
+        fmt::format("{} / {}", sqnr("int8_channel"), sqnr("mxfp8_e4m3")),
+        "8.03 (rows of 1024) and 8.25 bits per value", "error_conversion");
   // The running sum's last bfloat16 row: the label states this run's terms
   // and stored addend (exact / step), read from the row itself.
   if (const Table* st = find_table(tables, "error_stagnation"); st != nullptr) {

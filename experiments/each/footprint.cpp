@@ -16,6 +16,7 @@
 
 #include "lplab/lab/experiment.h"
 #include "lplab/lab/report_parts.h"
+#include "lplab/kernels/integer_scaling.h"
 #include "lplab/kernels/packed.h"
 #include "lplab/kernels/scaling.h"
 
@@ -38,7 +39,28 @@ struct SchemeSize {
   // n elements in rows of cols (the tensor's last dimension; it matters to
   // blocks that restart on each row or span rows).
   std::uint64_t (*storage_bits)(std::size_t n, std::size_t cols) = nullptr;
+  std::string kind = "block";  // or "integer" (kernels/integer_scaling.h: groups along a row, 0 = the whole row)
 };
+
+// An integer scheme: per group the scale and the zero point (an element code
+// or a scale-format value); a per-row scheme's group is the shape's last
+// dimension, a per-tensor one's the whole tensor (bits_per_element is then
+// read from storage_bits).
+template <const auto& S>
+SchemeSize integer_size(std::string name) {
+  using Elem = typename std::remove_cvref_t<decltype(S)>::element_type;
+  using Scale = typename std::remove_cvref_t<decltype(S)>::scale_type;
+  return {std::move(name),
+          Elem::descriptor.name.c_str(),
+          Scale::descriptor.name.c_str(),
+          finfo<Elem>::bits,
+          S.per_tensor ? 0 : S.group_size,
+          1,
+          S.group_size > 0 && !S.per_tensor ? kernels::bits_per_element(S, static_cast<std::size_t>(S.group_size)) : 0,
+          false,
+          [](std::size_t n, std::size_t cols) { return kernels::storage_bits(S, n, cols); },
+          "integer"};
+}
 
 template <const auto& S>
 SchemeSize scheme_size(std::string name) {
@@ -61,7 +83,10 @@ SchemeSize scheme_size(std::string name) {
 // (section 5.3, Table 1), NVFP4, and NVFP4's 16 x 16 weight blocks.
 std::vector<SchemeSize> schemes() {
 #define LPLAB_SCHEME_SIZE(s, ...) scheme_size<kernels::s>(#s),
-  return {LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE) LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE)};
+#define LPLAB_INTEGER_SIZE(s, ...) integer_size<kernels::s>(#s),
+  return {LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE) LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE)
+              LPLAB_INTEGER_SCHEMES(LPLAB_INTEGER_SIZE)};
+#undef LPLAB_INTEGER_SIZE
 #undef LPLAB_SCHEME_SIZE
 }
 
@@ -148,7 +173,12 @@ std::vector<Table> run(const Context& ctx) {
                  "4.5; NVFP4's 16 x 16 weight blocks (block_rows 16) 4 + 8/256 = 4.03125. NVFP4's fp32 "
                  "tensor scale (32 bits per tensor) is amortised and left out "
                  "here; footprint_tensor counts it, and the 16 x 16 blocks there are laid on the shape's "
-                 "last dimension as rows (partial blocks at the edges count whole)."}};
+                 "last dimension as rows (partial blocks at the edges count whole).",
+                 "Integer schemes (kernels/integer_scaling.h): element bits + (scale bits + zero-point "
+                 "bits) / group, as GPTQ's and AWQ's checkpoints store them (codes and zero points packed, "
+                 "fp16 scales): int4_g128 4 + (16 + 4)/128 = 4.15625; block_size is the group along a row, "
+                 "0 for one scale per row (int8_channel: the shape's last dimension is the group) or per "
+                 "tensor (int8_tensor)."}};
   Table tensor{"footprint_tensor",
                "Memory of one tensor of shape " + shape_text + " (" + std::to_string(numel) +
                    " elements)",
@@ -183,8 +213,12 @@ std::vector<Table> run(const Context& ctx) {
   }
   for (const SchemeSize& s : schemes()) {
     if (ctx.shard.owns(g)) {
-      formats.add(g, {s.name, std::string("block"), std::int64_t{s.element_bits},
-                      std::int64_t{1}, s.bits_per_element, s.bits_per_element / 8,
+      // A per-row or per-tensor integer scheme's bits per element depend on the shape.
+      const double per_element = s.bits_per_element > 0 ? s.bits_per_element
+                                                         : static_cast<double>(s.storage_bits(numel, shape.back())) /
+                                                               static_cast<double>(numel);
+      formats.add(g, {s.name, s.kind, std::int64_t{s.element_bits},
+                      std::int64_t{1}, per_element, per_element / 8,
                       std::int64_t{s.block_size}, std::int64_t{s.block_rows},
                       s.scale + (s.tensor_scale ? " + fp32 tensor scale" : "")});
       const std::uint64_t bits = s.storage_bits(numel, shape.back());

@@ -403,7 +403,8 @@ Experiment underflow_experiment() {
   // Per-tensor scaling comes with the fp8 dtypes; the other schemes are chosen.
   std::vector<std::string> choices{"none"};
   for (const std::string& s :
-       scaled::scheme_and_recipe_names({scaled::Kind::block, scaled::Kind::delayed, scaled::Kind::tile}))
+       scaled::scheme_and_recipe_names(
+           {scaled::Kind::block, scaled::Kind::delayed, scaled::Kind::tile, scaled::Kind::integer}))
     choices.push_back(s);
   const std::string block_choices = fmt::format("{}", fmt::join(scaled::scheme_names({scaled::Kind::block}), ","));
   return Experiment{

@@ -31,6 +31,7 @@ __version__ = _lplab.__version__
 __all__ = [
     "Array", "Quantized", "Table", "Regression", "finfo", "iinfo", "formats", "format_name", "convert", "encode", "decode",
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
+    "integer_schemes", "IntegerQuantized", "quantize_integer", "to_checkpoint", "from_checkpoint",
     "swizzle_scales", "unswizzle_scales", "cvt_rs", "hadamard", "quantize_four_over_six", "dequantize_four_over_six",
     "recipes", "recipe",
     "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
@@ -50,6 +51,7 @@ del _name
 # (_NAMES, imported above, is the format names' cache; these are _ENUM_NAMES.)
 _ENUM_NAMES = {kind: ", ".join(names) for kind, names in _lplab.enum_names().items()}
 _ENUM_NAMES["scheme"] = ", ".join(_lplab.block_schemes())
+_ENUM_NAMES["integer_scheme"] = ", ".join(_lplab.integer_schemes())
 
 
 def _documented(f):
@@ -231,10 +233,13 @@ def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = No
     training's gradients): each 4 consecutive elements one instruction with
     rbits from the stream ({rbits_stream}) at (seed, subsequence, group),
     split by the layout ("sm_100a", "sm_103a")."""
+    if scheme is not None and scheme in _lplab.integer_schemes():
+        return quantize_integer(x, scheme, elem=elem, scale=scale, rule=rule)
     if scheme is not None:
         schemes = _lplab.block_schemes()
         if scheme not in schemes:
-            raise ValueError(f"unknown block scheme '{scheme}' ({', '.join(schemes)})")
+            raise ValueError(f"unknown block scheme '{scheme}' ({', '.join(schemes)}; integer schemes: "
+                             f"{', '.join(_lplab.integer_schemes())})")
         e0, s0, b0, r0, t0, h0 = schemes[scheme]
     else:
         e0, s0, b0, r0, t0, h0 = elem, scale, 32, "floor", False, 1
@@ -256,12 +261,120 @@ def quantize(x: Any, scheme: str | None = "mxfp8_e4m3", *, elem: str | None = No
                      rows)
 
 
-def dequantize(q: Quantized) -> np.ndarray:
-    """The float32 values of a :class:`Quantized` tensor, in its shape."""
+def dequantize(q: Quantized | IntegerQuantized) -> np.ndarray:
+    """The float32 values of a :class:`Quantized` or :class:`IntegerQuantized` tensor, in its shape."""
+    if isinstance(q, IntegerQuantized):
+        zeros = None if q.zeros is None else q.zeros.codes
+        return _lplab.dequantize_integer(q.codes.codes, q.scales.codes, zeros, q.elem, q.scale, q.rule, q.group_size,
+                                         q.per_tensor, list(q.shape))
     elems = q.elems if q.packed else q.elems.codes
     return _lplab.dequantize_blocks(elems, q.scales.codes, q.elem, q.scale, q.block_size, q.rule,
                                     q.uses_tensor_scale, q.tensor_scale, q.packed, list(q.shape), q.block_rows,
                                     q.rows)
+
+
+def integer_schemes() -> dict:
+    """The named integer schemes: name -> (element, scale, rule, group_size,
+    per_tensor); group_size 0 is one scale per row (the last dimension)."""
+    return _lplab.integer_schemes()
+
+
+class IntegerQuantized:
+    """An integer-scaled tensor: element codes, one scale per group and, for
+    the asymmetric rules, one zero point per group (element codes for gptq,
+    awq and torchao_asymmetric; scale-format values for tinygemm). Groups run
+    along the last dimension, row-major: entry r * ceil(cols / group_size) + c."""
+
+    __slots__ = ("codes", "scales", "zeros", "elem", "scale", "rule", "group_size", "per_tensor", "shape")
+
+    def __init__(self, codes, scales, zeros, elem, scale, rule, group_size, per_tensor, shape):
+        self.codes, self.scales, self.zeros = codes, scales, zeros
+        self.elem, self.scale, self.rule = elem, scale, rule
+        self.group_size, self.per_tensor, self.shape = group_size, per_tensor, tuple(shape)
+
+    @property
+    def nbytes(self) -> int:
+        """The storage the scheme needs: the codes packed (int4 two a byte),
+        the scales and the zero points (integer ones packed as the codes)."""
+        n = _lplab.packed_bytes(self.elem, self.codes.codes.size) + self.scales.codes.nbytes
+        if self.zeros is not None:
+            z = self.zeros.codes
+            n += _lplab.packed_bytes(self.elem, z.size) if self.zeros.format == self.elem else z.nbytes
+        return n
+
+    def dequantize(self) -> np.ndarray:
+        return dequantize(self)
+
+    def __repr__(self) -> str:
+        group = "tensor" if self.per_tensor else ("row" if self.group_size == 0 else self.group_size)
+        return (f"lplab.IntegerQuantized({self.elem} x {self.scale}, rule={self.rule}, group={group}, "
+                f"shape={self.shape})")
+
+
+@_documented
+def quantize_integer(x: Any, scheme: str | None = "int4_g128", *, elem: str | None = None,
+                     scale: str | None = None, rule: str | None = None, group_size: int | None = None,
+                     per_tensor: bool | None = None) -> IntegerQuantized:
+    """Integer scaling of float32 values (kernels/integer_scaling.h): a named
+    scheme ({integer_scheme}) with any field replaced, or one of your own
+    (elem, scale and rule: one of {integer_rule}). Groups of group_size run
+    along the last dimension (0: the whole row, per channel / per token);
+    per_tensor=True is one group. ``lplab.quantize(x, "int4_g128")`` is the
+    same call."""
+    if scheme is not None:
+        schemes = _lplab.integer_schemes()
+        if scheme not in schemes:
+            raise ValueError(f"unknown integer scheme '{scheme}' ({', '.join(schemes)})")
+        e0, s0, r0, g0, t0 = schemes[scheme]
+    else:
+        if elem is None or scale is None or rule is None:
+            raise ValueError("quantize_integer: name a scheme, or give elem, scale and rule")
+        e0, s0, r0, g0, t0 = elem, scale, rule, 0, False
+    e = _lplab.format_name(elem or e0)
+    s = _lplab.format_name(scale or s0)
+    r = rule or r0
+    g = g0 if group_size is None else group_size
+    t = t0 if per_tensor is None else per_tensor
+    arr, _ = _operand(x)
+    if isinstance(arr, np.ndarray) and not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    codes, scales, zeros = _lplab.quantize_integer(arr, e, s, r, g, t)
+    zero_format = e if _lplab.integer_rule_zero(r) == "integer" else s
+    return IntegerQuantized(Array(codes, e), Array(scales, s), None if zeros is None else Array(zeros, zero_format),
+                            e, s, r, g, t, np.shape(arr))
+
+
+@_documented
+def to_checkpoint(q: IntegerQuantized, layout: str = "gptq") -> dict:
+    """A 2-D weight (N out features x K in features, groups along K) as a
+    checkpoint stores it ({checkpoint}): {{"qweight": int32, "qzeros":
+    int32, "scales": Array (K/G x N)}}. gptq writes zero - 1 (AutoGPTQ's
+    format) and refuses a zero point of 0; gptq_v2 (GPTQModel) writes it as
+    it is; awq packs along N in the order 0 2 4 6 1 3 5 7 (4-bit only)."""
+    if not isinstance(q, IntegerQuantized) or q.zeros is None or len(q.shape) != 2:
+        raise ValueError("to_checkpoint: an IntegerQuantized 2-D weight with integer zero points (gptq, awq, "
+                         "torchao_asymmetric)")
+    qweight, qzeros, scales = _lplab.to_checkpoint(q.codes.codes.reshape(q.shape), q.scales.codes, q.zeros.codes,
+                                                   q.elem, q.scale, q.rule, q.group_size, layout)
+    return {"qweight": qweight, "qzeros": qzeros, "scales": Array(scales, q.scale)}
+
+
+@_documented
+def from_checkpoint(qweight: np.ndarray, qzeros: np.ndarray, scales: Any, layout: str = "gptq", *,
+                    scheme: str = "int4_g128", group_size: int | None = None) -> IntegerQuantized:
+    """The codes, scales and zero points of a checkpoint's tensors ({checkpoint};
+    scales K/G x N, as lplab.Array or numpy float16), read with `scheme`'s
+    element, scale format and rule and the checkpoint's group size."""
+    e, s, r, g, _ = _lplab.integer_schemes()[scheme]
+    g = g if group_size is None else group_size
+    sc = scales.codes if isinstance(scales, Array) else np.asarray(scales)
+    if sc.dtype == np.float16 and s == "float16":
+        sc = sc.view(np.uint16)
+    codes, sc_out, zeros = _lplab.from_checkpoint(np.ascontiguousarray(qweight, np.int32),
+                                                  np.ascontiguousarray(qzeros, np.int32),
+                                                  np.ascontiguousarray(sc), e, s, r, g, layout)
+    return IntegerQuantized(Array(codes.reshape(-1), e), Array(sc_out, s), Array(zeros, e), e, s, r, g, False,
+                            codes.shape)
 
 
 def swizzle_scales(scales: Any, *, pad: int = 0) -> np.ndarray:

@@ -218,6 +218,7 @@ ScaledOperand scaled_operand(const InArray& elems, const InArray& scales, const 
 void bind_formats(nb::module_& m);
 void bind_convert(nb::module_& m);
 void bind_scaling(nb::module_& m);
+void bind_integer_scaling(nb::module_& m);
 void bind_elementwise(nb::module_& m);
 void bind_matmul(nb::module_& m);
 void bind_lab(nb::module_& m);

@@ -17,6 +17,7 @@
 #include "lplab/kernels/cvt_rs.h"
 #include "lplab/kernels/elementwise.h"
 #include "lplab/kernels/four_over_six.h"
+#include "lplab/kernels/integer_scaling.h"
 #include "lplab/kernels/scaling.h"
 #include "lplab/kernels/targets.h"
 
@@ -82,6 +83,8 @@ void bind_formats(nb::module_& m) {
         d["rbits_stream"] = names_of<kernels::RbitsStream>();
         d["four_over_six_metric"] = names_of<kernels::FourOverSixMetric>();
         d["four_over_six_order"] = names_of<kernels::FourOverSixOrder>();
+        d["integer_rule"] = names_of<kernels::IntegerRule>();
+        d["checkpoint"] = names_of<kernels::IntegerCheckpoint>();
         return d;
       },
       "The names of each enumeration the functions take (round, overflow, unary, binary, compute, accumulate, "
@@ -163,6 +166,7 @@ NB_MODULE(_lplab, m) {
   bind_formats(m);
   bind_convert(m);
   bind_scaling(m);
+  bind_integer_scaling(m);
   bind_elementwise(m);
   bind_matmul(m);
   bind_lab(m);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lplab/lab/experiment.h"
+#include "lplab/kernels/integer_scaling.h"
 #include "lplab/kernels/scaling.h"
 
 namespace lx = lplab::experiments;
@@ -98,9 +99,15 @@ TEST(Footprint, BitsPerElementOfFormatsAndSchemes) {
   EXPECT_EQ(value(t, "dtype", "nvfp4", "block_size"), 16);
   // One row per format and one per block scheme (kernels/scaling.h's list).
 #define LPLAB_ONE(s, ...) +1
-  EXPECT_EQ(t.rows.size(), kDtypes.size() LPLAB_BLOCK_SCHEMES(LPLAB_ONE) LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_ONE));
+  EXPECT_EQ(t.rows.size(), kDtypes.size() LPLAB_BLOCK_SCHEMES(LPLAB_ONE) LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_ONE)
+                               LPLAB_INTEGER_SCHEMES(LPLAB_ONE));
 #undef LPLAB_ONE
   EXPECT_EQ(value(t, "dtype", "nvfp4_te", "storage_bits"), 4.5);
+  // Integer schemes: element + (scale + zero point) / group; GPTQ's fp16
+  // scales and 4-bit zero points, tinygemm's bf16 scales and zero points.
+  EXPECT_EQ(value(t, "dtype", "int4_g128", "storage_bits"), 4 + 20.0 / 128);
+  EXPECT_EQ(value(t, "dtype", "int4_g128_tinygemm", "storage_bits"), 4 + 32.0 / 128);
+  EXPECT_EQ(value(t, "dtype", "int2_g64", "storage_bits"), 2 + 18.0 / 64);
   // 16 x 16 blocks: 4 + 8 / 256.
   EXPECT_EQ(value(t, "dtype", "nvfp4_2d", "storage_bits"), 4.03125);
   EXPECT_EQ(value(t, "dtype", "nvfp4_2d", "block_rows"), 16);

@@ -18,6 +18,7 @@
 
 #include "lplab/experiments/recipe_rows.h"
 #include "lplab/formats.h"
+#include "lplab/kernels/integer_scaling.h"
 #include "lplab/kernels/recipes.h"
 #include "lplab/kernels/scaling.h"
 
@@ -107,6 +108,49 @@ RoundTrip round_trip(const kernels::TileScaling<Elem>& s, std::span<const float>
   return r;
 }
 
+// An integer scheme (kernels/integer_scaling.h). `elem` is each value's
+// integer multiple of its group's scale: the code less its zero point (less
+// the mid-point for a floating zero point), and +-elem_max for a code at
+// either end of the element's range, which is where the group clips (so
+// elem_max is qmax - qmin, no multiple reaching it otherwise); integers have
+// no subnormals (smallest normal 1).
+template <class Elem, class Scale>
+RoundTrip round_trip(const kernels::IntegerScaling<Elem, Scale>& s, std::span<const float> x, std::size_t cols) {
+  using kernels::ZeroPoint;
+  const std::size_t groups = kernels::groups_needed(s, x.size(), cols);
+  std::vector<Elem> q(x.size()), z(groups);
+  std::vector<Scale> sc(groups), fz(groups);
+  RoundTrip r;
+  r.y.resize(x.size());
+  const ZeroPoint kind = kernels::integer_rule_spec(s.rule).zero;
+  if (kind == ZeroPoint::none) {
+    kernels::quantize(s, x, cols, q, sc);
+    kernels::dequantize(s, q, cols, sc, r.y);
+  } else if (kind == ZeroPoint::integer) {
+    kernels::quantize(s, x, cols, q, sc, z);
+    kernels::dequantize(s, q, cols, sc, z, r.y);
+  } else {
+    kernels::quantize(s, x, cols, q, sc, fz);
+    kernels::dequantize(s, q, cols, sc, fz, r.y);
+  }
+  const double qmin = static_cast<double>(finfo<Elem>::min), qmax = static_cast<double>(finfo<Elem>::max);
+  r.elem_max = qmax - qmin;
+  r.elem_smallest_normal = 1;
+  r.elem.resize(x.size());
+  const std::size_t group = s.per_tensor ? std::max<std::size_t>(x.size(), 1)
+                                         : s.group_size > 0 ? static_cast<std::size_t>(s.group_size) : cols;
+  const std::size_t across = s.per_tensor ? 1 : (cols + group - 1) / group;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double c = static_cast<double>(q[i]);
+    const std::size_t g = s.per_tensor ? 0 : (i / cols) * across + (i % cols) / group;
+    const double zero = kind == ZeroPoint::integer ? static_cast<double>(z[g])
+                        : kind == ZeroPoint::floating ? (qmax + qmin + 1) / 2
+                                                      : 0.0;
+    r.elem[i] = c == qmax && c != zero ? r.elem_max : c == qmin && c != zero ? -r.elem_max : c - zero;
+  }
+  return r;
+}
+
 }  // namespace detail
 
 // How a scheme scales, which is also its `scaling` label in tables.
@@ -116,6 +160,7 @@ enum class Kind {
   delayed,  // Transformer Engine's DelayedScaling: row t scaled by the amaxes of the rows before it
   tile,     // DeepSeek-V3's fine-grained tiles, fp32 scales
   recipe,   // one treatment of a named recipe's operands (recipe_rows.h)
+  integer,  // integer codes with a scale (and zero point) per group (kernels/integer_scaling.h)
 };
 
 inline constexpr std::string_view kind_name(Kind k) {
@@ -125,6 +170,7 @@ inline constexpr std::string_view kind_name(Kind k) {
     case Kind::delayed: return "delayed";
     case Kind::tile: return "tile";
     case Kind::recipe: return "recipe";
+    case Kind::integer: return "integer";
   }
   return "?";
 }
@@ -144,7 +190,8 @@ inline std::string sample_rows_note() {
          "amaxes of the rows before it, row 0 by TE's initial scale 1; a recipe's rows (recipe/uses, lplab "
          "recipe show) are each distinct treatment of its GEMM operands, Hadamard transform and stochastic "
          "rounding (cvt.rs, Philox seed 0) included; a transformed operand is transformed back before it is "
-         "measured";
+         "measured; the integer schemes' groups run along each row (int8_channel: one scale per row, "
+         "int4_g128: per 128 values of a row)";
 }
 
 // One scheme: its name (as in the MX specification and Transformer Engine),
@@ -168,6 +215,8 @@ struct Scheme {
   Scheme{#s,                                                                                                  \
          std::same_as<std::remove_cvref_t<decltype(kernels::s)>::scale_type, float32> ? Kind::tile : Kind::block, \
          [](In x, std::size_t c) { return detail::round_trip(kernels::s, x, c); }},
+#define LPLAB_INTEGER_SCHEME_ENTRY(s, ...) \
+  Scheme{#s, Kind::integer, [](In x, std::size_t c) { return detail::round_trip(kernels::s, x, c); }},
 inline constexpr auto schemes = std::to_array<Scheme>({
     LPLAB_BLOCK_SCHEMES(LPLAB_BLOCK_SCHEME_ENTRY)  // kernels/scaling.h
     LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_MATRIX_SCHEME_ENTRY)
@@ -175,7 +224,9 @@ inline constexpr auto schemes = std::to_array<Scheme>({
     {"fp8_e5m2_tensor", Kind::tensor, [](In x, std::size_t) { return detail::round_trip(kernels::fp8_e5m2_tensor, x); }},
     {"fp8_e4m3_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e4m3_delayed, x, c); }},
     {"fp8_e5m2_delayed", Kind::delayed, [](In x, std::size_t c) { return detail::round_trip(kernels::fp8_e5m2_delayed, x, c); }},
+    LPLAB_INTEGER_SCHEMES(LPLAB_INTEGER_SCHEME_ENTRY)  // kernels/integer_scaling.h
 });
+#undef LPLAB_INTEGER_SCHEME_ENTRY
 #undef LPLAB_MATRIX_SCHEME_ENTRY
 #undef LPLAB_BLOCK_SCHEME_ENTRY
 
