@@ -393,6 +393,56 @@ void from_checkpoint(IntegerCheckpoint layout, const IntegerScaling<Elem, Scale>
     for (std::size_t g = 0; g < c.groups; ++g) scales[nn * c.groups + g] = t.scales[g * c.n + nn];
 }
 
+namespace {
+// torch's pow for a float32 tensor and a scalar exponent (aten/src/ATen/native/cpu/PowKernel.cpp:
+// the exponents it computes without pow).
+float torch_pow(float x, float p) noexcept {
+  if (p == 0.5f) return std::sqrt(x);
+  if (p == 1.0f) return x;
+  if (p == 0.0f) return 1.0f;
+  if (p == 2.0f) return x * x;
+  if (p == -0.5f) return 1.0f / std::sqrt(x);
+  if (p == -1.0f) return 1.0f / x;
+  if (p == -2.0f) return 1.0f / (x * x);
+  return static_cast<float>(std::pow(static_cast<double>(x), static_cast<double>(p)));
+}
+}  // namespace
+
+void smoothquant_scales(std::span<const float> act_amax, std::span<const float> weight_amax, double alpha,
+                        std::span<float> s) {
+  if (act_amax.size() != weight_amax.size() || s.size() != act_amax.size())
+    fail("smoothquant_scales", "act_amax, weight_amax and s hold " + std::to_string(act_amax.size()) + ", " +
+                                   std::to_string(weight_amax.size()) + " and " + std::to_string(s.size()) +
+                                   " channels: they must agree");
+  if (!(alpha >= 0.0 && alpha <= 1.0)) fail("smoothquant_scales", "alpha must lie in [0, 1]");
+  // As smooth.py's Python floats: alpha and 1 - alpha in double, each then
+  // the float32 exponent of a float32 tensor's pow.
+  const auto a_exp = static_cast<float>(alpha), b_exp = static_cast<float>(1.0 - alpha);
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    const float w = std::max(weight_amax[j], 1e-5f);
+    s[j] = std::max(torch_pow(act_amax[j], a_exp) / torch_pow(w, b_exp), 1e-5f);
+  }
+}
+
+void column_amax(std::span<const float> m, std::size_t cols, std::span<float> amax) {
+  if (cols == 0 || m.size() % cols != 0 || amax.size() != cols)
+    fail("column_amax", "a matrix of " + std::to_string(m.size()) + " values is not rows of " + std::to_string(cols) +
+                            ", or amax does not hold one entry per column");
+  std::fill(amax.begin(), amax.end(), 0.0f);
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    const float a = std::fabs(m[i]);
+    float& t = amax[i % cols];
+    if (std::isnan(a) || a > t) t = std::isnan(t) ? t : a;
+  }
+}
+
+void smooth_columns(std::span<float> m, std::size_t cols, std::span<const float> s, bool divide) {
+  if (cols == 0 || m.size() % cols != 0 || s.size() != cols)
+    fail("smooth_columns", "a matrix of " + std::to_string(m.size()) + " values is not rows of " +
+                               std::to_string(cols) + ", or s does not hold one scale per column");
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = divide ? m[i] / s[i % cols] : m[i] * s[i % cols];
+}
+
 // Every (element, scale) pair of the two lists.
 #define LPLAB_INTEGER_SCALING_PAIR(S, E)                                                                        \
   template void quantize(const IntegerScaling<E, S>&, std::span<const float>, std::size_t, std::span<E>,        \

@@ -31,7 +31,7 @@ __version__ = _lplab.__version__
 __all__ = [
     "Array", "Quantized", "Table", "Regression", "finfo", "iinfo", "formats", "format_name", "convert", "encode", "decode",
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
-    "integer_schemes", "IntegerQuantized", "quantize_integer", "to_checkpoint", "from_checkpoint",
+    "integer_schemes", "IntegerQuantized", "quantize_integer", "to_checkpoint", "from_checkpoint", "smoothquant",
     "swizzle_scales", "unswizzle_scales", "cvt_rs", "hadamard", "quantize_four_over_six", "dequantize_four_over_six",
     "recipes", "recipe",
     "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
@@ -375,6 +375,19 @@ def from_checkpoint(qweight: np.ndarray, qzeros: np.ndarray, scales: Any, layout
                                                   np.ascontiguousarray(sc), e, s, r, g, layout)
     return IntegerQuantized(Array(codes.reshape(-1), e), Array(sc_out, s), Array(zeros, e), e, s, r, g, False,
                             codes.shape)
+
+
+def smoothquant(x: Any, w: Any, alpha: float = 0.5, *, act_amax: Any = None) -> tuple:
+    """SmoothQuant's smoothing (smooth.py smooth_ln_fcs) of activations x
+    (tokens x K) and weights w (N x K): per input channel
+    s = max(a^alpha / max(w_amax, 1e-5)^(1 - alpha), 1e-5), a the channel's
+    max |x| (or act_amax, from calibration); returns (x / s, w * s, s), whose
+    product x w^T is unchanged up to rounding and whose activations quantize
+    better per tensor or per token (docs/integer-scaling.md)."""
+    xa, _ = _operand(x)
+    wa, _ = _operand(w)
+    a = None if act_amax is None else np.ascontiguousarray(act_amax, np.float32)
+    return _lplab.smoothquant(np.ascontiguousarray(xa), np.ascontiguousarray(wa), float(alpha), a)
 
 
 def swizzle_scales(scales: Any, *, pad: int = 0) -> np.ndarray:

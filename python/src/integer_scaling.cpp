@@ -184,6 +184,39 @@ void bind_integer_scaling(nb::module_& m) {
         nb::arg("codes"), nb::arg("scales"), nb::arg("zeros"), nb::arg("elem"), nb::arg("scale"), nb::arg("rule"),
         nb::arg("group_size"), nb::arg("layout"), "(qweight, qzeros, scales) of a GPTQ or AWQ checkpoint.");
 
+  m.def("smoothquant",
+        [](const InArray& x, const InArray& w, double alpha, std::optional<InArray> act_amax) {
+          const Operand xo = operand(x, "float32", "x"), wo = operand(w, "float32", "w");
+          if (xo.shape.size() != 2 || wo.shape.size() != 2 || !xo.contiguous() || !wo.contiguous())
+            value_error("smoothquant: x (tokens x K) and w (N x K) are contiguous 2-D float32 matrices");
+          const std::size_t k = xo.shape[1];
+          if (wo.shape[1] != k) value_error(fmt::format("smoothquant: x has {} channels, w {}", k, wo.shape[1]));
+          std::vector<float> a(k), wa(k), sc(k);
+          const std::span<const float> xs(static_cast<const float*>(xo.data), xo.size),
+              ws(static_cast<const float*>(wo.data), wo.size);
+          if (act_amax) {
+            const Operand ao = operand(*act_amax, "float32", "act_amax");
+            if (ao.size != k || !ao.contiguous()) value_error(fmt::format("act_amax: {} contiguous values", k));
+            std::copy_n(static_cast<const float*>(ao.data), k, a.begin());
+          } else {
+            kernels::column_amax(xs, k, a);
+          }
+          kernels::column_amax(ws, k, wa);
+          kernels::smoothquant_scales(a, wa, alpha, sc);
+          OutArray xs_out = new_array(nb::dtype<float>(), xo.shape), ws_out = new_array(nb::dtype<float>(), wo.shape),
+                   s_out = new_array(nb::dtype<float>(), {k});
+          const std::span<float> xd(static_cast<float*>(xs_out.data()), xo.size),
+              wd(static_cast<float*>(ws_out.data()), wo.size);
+          std::copy(xs.begin(), xs.end(), xd.begin());
+          std::copy(ws.begin(), ws.end(), wd.begin());
+          kernels::smooth_columns(xd, k, sc, true);
+          kernels::smooth_columns(wd, k, sc, false);
+          std::copy(sc.begin(), sc.end(), static_cast<float*>(s_out.data()));
+          return nb::make_tuple(xs_out, ws_out, s_out);
+        },
+        nb::arg("x"), nb::arg("w"), nb::arg("alpha"), nb::arg("act_amax").none(),
+        "SmoothQuant's smoothing: (x / s, w * s, s).");
+
   m.def("from_checkpoint",
         [](const nb::ndarray<const std::int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>& qweight,
            const nb::ndarray<const std::int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>& qzeros,

@@ -259,4 +259,25 @@ TEST(IntegerScaling, CheckpointWords) {
   EXPECT_THROW(to_checkpoint(IntegerCheckpoint::awq, s, 8, q7, sc7, z7), std::invalid_argument);
 }
 
+// SmoothQuant's scales: sqrt(4) / sqrt(1) = 2; a dead channel takes the
+// floor 1e-5; alpha = 1 is the activation's amax over max(w, 1e-5)^0 = 1.
+TEST(IntegerScaling, SmoothQuantScales) {
+  const std::vector<float> x = {4.0f, 0.0f, -9.0f, 0.0f};  // 2 tokens x 2 channels
+  const std::vector<float> w = {1.0f, -2.0f, 0.5f, 0.0f};
+  std::vector<float> a(2), wa(2), s(2);
+  column_amax(x, 2, a);
+  column_amax(w, 2, wa);
+  EXPECT_EQ(a, (std::vector<float>{9.0f, 0.0f}));
+  EXPECT_EQ(wa, (std::vector<float>{1.0f, 2.0f}));
+  smoothquant_scales(a, wa, 0.5, s);
+  EXPECT_EQ(s, (std::vector<float>{3.0f, 1e-5f}));
+  smoothquant_scales(a, wa, 1.0, s);
+  EXPECT_EQ(s, (std::vector<float>{9.0f, 1e-5f}));
+  std::vector<float> xs = x;
+  smooth_columns(xs, 2, std::vector<float>{3.0f, 1e-5f}, true);
+  EXPECT_EQ(xs[2], -3.0f);
+  EXPECT_THROW(smoothquant_scales(a, wa, 1.5, s), std::invalid_argument);
+  EXPECT_THROW(column_amax(x, 3, a), std::invalid_argument);
+}
+
 }  // namespace

@@ -302,6 +302,26 @@ void from_checkpoint(IntegerCheckpoint layout, const IntegerScaling<Elem, Scale>
                      std::span<std::type_identity_t<Elem>> q, std::span<std::type_identity_t<Scale>> scales,
                      std::span<std::type_identity_t<Elem>> zeros);
 
+// ---------------------------------------------------------------------------
+// SmoothQuant's smoothing (Xiao et al., arXiv 2211.10438; smoothquant/smooth.py
+// smooth_ln_fcs): a transform before W8A8 that moves activation outliers
+// into the weights, X W^T = (X / s)(W s)^T, per input channel j:
+//     s_j = max(a_j^alpha / max(w_j, 1e-5)^(1 - alpha), 1e-5)
+// with a_j = max |X[:, j]| over calibration tokens (smoothquant/calibration.py)
+// and w_j = max |W[:, j]| over the output rows of every linear reading X. In
+// float32; x^p as torch's pow computes it for the exponents it special-cases
+// (0.5: sqrt, 1: x, 0: 1, 2: x x, -0.5: 1 / sqrt, -1: 1 / x, -2: 1 / (x x)),
+// otherwise in double, rounded to float32 (the nearest float to x^p but for
+// a result within 2^-29 of a tie; torch's vectorized powf, Sleef's 1-ULP
+// one, can differ from it in the last bit). X / s is folded into the preceding LayerNorm's weight and bias;
+// smooth_columns does it on a matrix.
+void smoothquant_scales(std::span<const float> act_amax, std::span<const float> weight_amax, double alpha,
+                        std::span<float> s);
+// max |m[:, j]| of a row-major matrix of rows of cols (NaN where a column holds one).
+void column_amax(std::span<const float> m, std::size_t cols, std::span<float> amax);
+// m[:, j] / s_j (divide) or m[:, j] * s_j, in place.
+void smooth_columns(std::span<float> m, std::size_t cols, std::span<const float> s, bool divide);
+
 // round() above: float32 to the nearest integer, ties to even (torch.round),
 // in integer arithmetic (no rounding mode read). NaN and infinities pass.
 constexpr float round_half_even(float v) noexcept {
