@@ -32,6 +32,7 @@ __all__ = [
     "Array", "Quantized", "Table", "Regression", "finfo", "iinfo", "formats", "format_name", "convert", "encode", "decode",
     "to_ml_dtypes", "ml_dtypes_dtype", "pack", "unpack", "block_schemes", "quantize", "dequantize",
     "integer_schemes", "IntegerQuantized", "quantize_integer", "to_checkpoint", "from_checkpoint", "smoothquant",
+    "integer_mma_instructions", "integer_matmul",
     "swizzle_scales", "unswizzle_scales", "cvt_rs", "hadamard", "quantize_four_over_six", "dequantize_four_over_six",
     "recipes", "recipe",
     "quantize_tensor", "dequantize_tensor", "quantize_tiles", "dequantize_tiles", "map", "cast", "relu",
@@ -375,6 +376,38 @@ def from_checkpoint(qweight: np.ndarray, qzeros: np.ndarray, scales: Any, layout
                                                   np.ascontiguousarray(sc), e, s, r, g, layout)
     return IntegerQuantized(Array(codes.reshape(-1), e), Array(sc_out, s), Array(zeros, e), e, s, r, g, False,
                             codes.shape)
+
+
+def integer_mma_instructions() -> dict:
+    """The integer matrix-unit presets (kernels/integer_mma.h): name -> (arch,
+    isa, m, n, k, blocks, a, b, saturate); a and b are catalog formats
+    (int8, uint8, int4, uint4)."""
+    return _lplab.integer_mma_instructions()
+
+
+def integer_matmul(a: Any, b: Any, instruction: str, *, c: Any = None) -> np.ndarray:
+    """D = A B + C (int32) through an integer matrix unit: A m x k and B k x n
+    of the preset's operand values (integers; lplab int8/int4 Arrays give
+    theirs), C m x n int32 or None. Each output chains the instruction along
+    k (zero-padded), D of one the C of the next; the sum of one instruction
+    is exact, then wrapped mod 2^32 or, with .satfinite, clamped to int32."""
+    def ints(v, name):
+        if isinstance(v, Array):
+            v = v.numpy()
+        v = np.asarray(v)
+        if v.dtype.kind == "f":
+            if not np.all(np.isfinite(v)) or not np.all(v == np.round(v)):
+                raise ValueError(f"integer_matmul: {name} holds values that are not integers")
+        elif v.dtype.kind not in "iu":
+            raise ValueError(f"integer_matmul: {name} must hold integers, not {v.dtype}")
+        if v.ndim != 2:
+            raise ValueError(f"integer_matmul: {name} must be 2-D")
+        if np.any(np.abs(v.astype(np.float64)) > 2**31):
+            raise ValueError(f"integer_matmul: {name} holds values beyond int32")
+        return np.ascontiguousarray(v.astype(np.int32))
+    av, bv = ints(a, "a"), ints(b, "b")
+    cv = None if c is None else ints(c, "c")
+    return _lplab.integer_matmul(av, np.ascontiguousarray(bv.T), cv, instruction)
 
 
 def smoothquant(x: Any, w: Any, alpha: float = 0.5, *, act_amax: Any = None) -> tuple:

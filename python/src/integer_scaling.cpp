@@ -1,6 +1,7 @@
 // Integer scaling (kernels/integer_scaling.h): quantize and dequantize with a
 // named rule and groups along the last dimension, and the GPTQ / AWQ
-// checkpoint layouts. Python's lplab.quantize_integer wraps these.
+// checkpoint layouts; and the integer matrix units (kernels/integer_mma.h).
+// Python's lplab.quantize_integer and lplab.integer_matmul wrap these.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "arrays.h"
+#include "lplab/kernels/integer_mma.h"
 #include "lplab/kernels/integer_scaling.h"
 #include "lplab/runtime/text.h"
 
@@ -183,6 +185,36 @@ void bind_integer_scaling(nb::module_& m) {
         },
         nb::arg("codes"), nb::arg("scales"), nb::arg("zeros"), nb::arg("elem"), nb::arg("scale"), nb::arg("rule"),
         nb::arg("group_size"), nb::arg("layout"), "(qweight, qzeros, scales) of a GPTQ or AWQ checkpoint.");
+
+  m.def("integer_mma_instructions",
+        []() {
+          nb::dict d;
+          for (const kernels::IntegerMmaInstruction& i : kernels::integer_mma_instructions())
+            d[i.name.c_str()] = nb::make_tuple(std::string(i.arch), i.isa, i.m, i.n, i.k, i.blocks,
+                                               std::string(i.a), std::string(i.b), i.saturate);
+          return d;
+        },
+        "The integer matrix-unit presets: name -> (arch, isa, m, n, k, blocks, a, b, saturate).");
+
+  m.def("integer_matmul",
+        [](const nb::ndarray<const std::int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>& a,
+           const nb::ndarray<const std::int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>& b_t,
+           std::optional<nb::ndarray<const std::int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu>> c,
+           const std::string& instruction) {
+          const kernels::IntegerMmaInstruction* i = kernels::find_integer_mma_instruction(instruction);
+          if (i == nullptr) value_error(fmt::format("unknown integer matrix-unit preset '{}'", instruction));
+          const std::size_t m = a.shape(0), k = a.shape(1), n = b_t.shape(0);
+          if (b_t.shape(1) != k) value_error(fmt::format("integer_matmul: A is {} x {}, B {} x {}", m, k, k, n));
+          if (c && (c->shape(0) != m || c->shape(1) != n))
+            value_error(fmt::format("integer_matmul: C must be {} x {}", m, n));
+          OutArray d = new_array(nb::dtype<std::int32_t>(), {m, n});
+          kernels::integer_matmul(*i, m, n, k, {a.data(), m * k}, {b_t.data(), n * k},
+                                  c ? std::span<const std::int32_t>(c->data(), m * n) : std::span<const std::int32_t>{},
+                                  {static_cast<std::int32_t*>(d.data()), m * n});
+          return d;
+        },
+        nb::arg("a"), nb::arg("b_t"), nb::arg("c").none(), nb::arg("instruction"),
+        "D = A B + C through an integer matrix-unit preset (B transposed: n x k), int32.");
 
   m.def("smoothquant",
         [](const InArray& x, const InArray& w, double alpha, std::optional<InArray> act_amax) {
