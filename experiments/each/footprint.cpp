@@ -29,7 +29,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;  // 2^30 bytes
 template <class T>
 constexpr double bytes_of = finfo<T>::bits / 8.0;
 
-// One row of footprint_formats / footprint_tensor for a block-scaled scheme.
+// One row of footprint_formats / footprint_tensor for a block or integer scheme.
 struct SchemeSize {
   std::string name;
   std::string element, scale;
@@ -42,48 +42,44 @@ struct SchemeSize {
   std::string kind = "block";  // or "integer" (kernels/integer_scaling.h: groups along a row, 0 = the whole row)
 };
 
-// An integer scheme: per group the scale and the zero point (an element code
-// or a scale-format value); a per-row scheme's group is the shape's last
-// dimension, a per-tensor one's the whole tensor (bits_per_element is then
-// read from storage_bits).
-template <const auto& S>
-SchemeSize integer_size(std::string name) {
-  using Elem = typename std::remove_cvref_t<decltype(S)>::element_type;
-  using Scale = typename std::remove_cvref_t<decltype(S)>::scale_type;
-  return {std::move(name),
-          Elem::descriptor.name.c_str(),
-          Scale::descriptor.name.c_str(),
-          finfo<Elem>::bits,
-          S.per_tensor ? 0 : S.group_size,
-          1,
-          S.group_size > 0 && !S.per_tensor ? kernels::bits_per_element(S, static_cast<std::size_t>(S.group_size)) : 0,
-          false,
-          [](std::size_t n, std::size_t cols) { return kernels::storage_bits(S, n, cols); },
-          "integer"};
-}
+template <class T>
+inline constexpr bool is_integer_scaling = false;
+template <class E, class S>
+inline constexpr bool is_integer_scaling<kernels::IntegerScaling<E, S>> = true;
 
+// A block scheme, or an integer one: per group the scale and the zero point
+// (an element code or a scale-format value), a per-row scheme's group the
+// shape's last dimension and a per-tensor one's the whole tensor
+// (bits_per_element 0: read from storage_bits for the shape).
 template <const auto& S>
 SchemeSize scheme_size(std::string name) {
-  using Elem = typename std::remove_cvref_t<decltype(S)>::element_type;
-  using Scale = typename std::remove_cvref_t<decltype(S)>::scale_type;
-  return {std::move(name),
-          Elem::descriptor.name.c_str(),
-          Scale::descriptor.name.c_str(),
-          finfo<Elem>::bits,
-          S.block_size,
-          S.block_rows,
-          kernels::bits_per_element(S),
-          S.tensor_scale,
-          [](std::size_t n, std::size_t cols) {
-            return S.block_rows == 1 ? kernels::storage_bits(S, n) : kernels::storage_bits(S, n, cols);
-          }};
+  using Scheme = std::remove_cvref_t<decltype(S)>;
+  using Elem = typename Scheme::element_type;
+  using Scale = typename Scheme::scale_type;
+  SchemeSize r{std::move(name), Elem::descriptor.name.c_str(), Scale::descriptor.name.c_str(), finfo<Elem>::bits};
+  if constexpr (is_integer_scaling<Scheme>) {
+    r.block_size = S.per_tensor ? 0 : S.group_size;
+    r.bits_per_element =
+        S.group_size > 0 && !S.per_tensor ? kernels::bits_per_element(S, static_cast<std::size_t>(S.group_size)) : 0;
+    r.storage_bits = [](std::size_t n, std::size_t cols) { return kernels::storage_bits(S, n, cols); };
+    r.kind = "integer";
+  } else {
+    r.block_size = S.block_size;
+    r.block_rows = S.block_rows;
+    r.bits_per_element = kernels::bits_per_element(S);
+    r.tensor_scale = S.tensor_scale;
+    r.storage_bits = [](std::size_t n, std::size_t cols) {
+      return S.block_rows == 1 ? kernels::storage_bits(S, n) : kernels::storage_bits(S, n, cols);
+    };
+  }
+  return r;
 }
 
 // The block schemes of kernels/scaling.h: the MX formats of OCP MX v1.0
 // (section 5.3, Table 1), NVFP4, and NVFP4's 16 x 16 weight blocks.
 std::vector<SchemeSize> schemes() {
 #define LPLAB_SCHEME_SIZE(s, ...) scheme_size<kernels::s>(#s),
-#define LPLAB_INTEGER_SIZE(s, ...) integer_size<kernels::s>(#s),
+#define LPLAB_INTEGER_SIZE(s, ...) scheme_size<kernels::s>(#s),
   return {LPLAB_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE) LPLAB_MATRIX_BLOCK_SCHEMES(LPLAB_SCHEME_SIZE)
               LPLAB_INTEGER_SCHEMES(LPLAB_INTEGER_SIZE)};
 #undef LPLAB_INTEGER_SIZE
