@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "lplab/commands.h"
 #include "lplab/lab/table.h"
 #include "lplab/runtime/text.h"
+#include "lplab/kernels/integer_mma.h"
 #include "lplab/kernels/mma.h"
 
 namespace lplab::tool {
@@ -210,9 +213,62 @@ int list(Output out) {
                  {"group", m.group}, {"fraction_bits", m.fraction_bits}, {"fraction_bits2", m.fraction_bits2},
                  {"zero_exponent", m.zero_exponent}, {"sum_group", m.sum_group}, {"scale_block", m.scale_block}});
   }
+  // The integer units (integer_mma.h): s32 C and D, an exact sum per instruction.
+  for (const IntegerMmaInstruction& i : integer_mma_instructions()) {
+    const std::string model = std::string("exact integer sum, ") + (i.saturate ? "clamped to int32" : "wrapped mod 2^32") +
+                              (i.blocks > 1 ? fmt::format(", {} blocks", i.blocks) : "");
+    rows.push_back({i.name, std::string(i.arch), i.isa, std::to_string(i.m), i.n ? std::to_string(i.n) : "N",
+                    std::to_string(i.k), std::string(i.a), std::string(i.b), "s32", "s32", "-", model});
+    j.push_back({{"preset", i.name}, {"generation", i.arch}, {"instruction", i.isa}, {"m", i.m}, {"n", i.n},
+                 {"k", i.k}, {"a", i.a}, {"b", i.b}, {"c", "s32"}, {"d", "s32"}, {"scale", "-"},
+                 {"algorithm", "integer"}, {"rounding", i.saturate ? "saturate" : "wrap"}, {"blocks", i.blocks}});
+  }
   if (out == Output::json) print_stdout(j.dump(2) + "\n");
   else if (out == Output::csv) print_stdout(csv_text(rows));
   else print_stdout(render_table(rows));
+  return 0;
+}
+
+// An integer preset on given operands: D, the exact A B + C, and what the
+// s32 accumulator did to it.
+int evaluate_integer(const IntegerMmaInstruction& i, const Args& a, Output out) {
+  if (!a.given("--a") || !a.given("--b"))
+    throw UsageError(fmt::format("{} needs --a and --b: k = {} integers each (or more, chained)", i.name, i.k));
+  if (a.given("--scale-a") || a.given("--scale-b")) throw UsageError(fmt::format("{} takes no scales", i.name));
+  const auto ints = [&](const char* what, std::int64_t lo, std::int64_t hi) {
+    std::vector<std::int32_t> v;
+    for (const std::string& item : split_list(a.values(what), what)) {
+      std::int64_t x = 0;
+      std::size_t used = 0;
+      try {
+        x = std::stoll(item, &used, 0);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != item.size() || item.empty())
+        throw UsageError(fmt::format("{}: '{}' is not an integer", what, item));
+      if (x < lo || x > hi) throw UsageError(fmt::format("{}: {} lies outside {} .. {}", what, item, lo, hi));
+      v.push_back(static_cast<std::int32_t>(x));
+    }
+    return v;
+  };
+  const std::vector<std::int32_t> va = ints("--a", i.a_min, i.a_max), vb = ints("--b", i.b_min, i.b_max);
+  if (va.size() != vb.size()) throw UsageError(fmt::format("--a has {} values but --b {}", va.size(), vb.size()));
+  const std::int32_t c = a.given("--c") ? ints("--c", INT32_MIN, INT32_MAX).at(0) : 0;
+  const std::int32_t d = integer_mma_chain(i, va, vb, c);
+  std::int64_t exact = c;
+  for (std::size_t t = 0; t < va.size(); ++t) exact += std::int64_t{va[t]} * vb[t];
+  const bool fits = exact >= INT32_MIN && exact <= INT32_MAX;
+  const std::string what = d == exact ? "exact" : i.saturate ? "clamped (once per instruction)" : "wrapped mod 2^32";
+  if (out == Output::json) {
+    print_stdout(nlohmann::ordered_json({{"preset", i.name}, {"instruction", i.isa}, {"d", d}, {"exact", exact},
+                                         {"exact_fits_int32", fits}, {"d_is", what}})
+                     .dump(2) +
+                 "\n");
+    return 0;
+  }
+  print_stdout(fmt::format("{}  ({}; exact integer sum, {})\nD = {}\nexact A B + C = {}: D is {}\n", i.name, i.isa,
+                           i.saturate ? "clamped to int32" : "wrapped mod 2^32", d, exact, what));
   return 0;
 }
 
@@ -264,6 +320,8 @@ MmaExact exact_result(const MmaInstruction& i, const std::vector<double>& a, con
 }
 
 int evaluate(const Args& a, Output out) {
+  if (const IntegerMmaInstruction* ii = find_integer_mma_instruction(a.value("preset")))
+    return evaluate_integer(*ii, a, out);
   const MmaInstruction& i = preset(a.value("preset"));
   if (!a.given("--a") || !a.given("--b"))
     throw UsageError(fmt::format("{} needs --a and --b: k = {} operands each (or a multiple of k, chained)", i.name, i.k));
@@ -364,7 +422,8 @@ int evaluate(const Args& a, Output out) {
 
 LPLAB_COMMAND(Command{
     "mma",
-    "One matrix-unit instruction (NVIDIA mma/wgmma/tcgen05, AMD mfma) on given operands, and what decided D",
+    "One matrix-unit instruction (NVIDIA mma/wgmma/tcgen05, AMD mfma; floating-point and integer) on given "
+    "operands, and what decided D",
     {positional("preset", "A preset, e.g. hopper.wgmma.f32.e4m3.e4m3 (--list shows all)"),
      flag("--list", "List every preset with its parameters"),
      option("--a", "A's k operands (a row), comma-separated: values the type holds (0.5, 0x1p-3) or codes "
