@@ -52,7 +52,7 @@ GroupPlan plan(const char* fn, const IntegerScaling<Elem, Scale>& s, std::size_t
   GroupPlan p{n, cols, 0, 0, 0, s.per_tensor};
   p.groups = groups_needed(s, n, cols);
   p.group = s.group_size > 0 ? static_cast<std::size_t>(s.group_size) : cols;
-  p.across = cols == 0 ? 0 : cols / std::max<std::size_t>(p.group, 1) + (cols % std::max<std::size_t>(p.group, 1) != 0);
+  p.across = cols == 0 ? 0 : (cols + p.group - 1) / p.group;
   if (scales != p.groups)
     fail(fn, "scales has " + std::to_string(scales) + " entries, expected " + std::to_string(p.groups));
   if (given != spec.zero) {
@@ -112,37 +112,35 @@ Params<Elem, Scale> params(IntegerRule rule, const Range& r) noexcept {
     p.nan = true;
     return p;
   }
-  float s = 0;
-  float z = 0;  // the zero point from the float32 scale (before it is stored)
-  if (spec.zero == ZeroPoint::none) {
-    if (spec.restricted) {
-      const float a = spec.eps_on == Epsilon::on_amax ? std::max(r.amax, spec.eps) : r.amax;
-      s = a / qmax;  // qmax = 2^(b-1) - 1
-    } else {
-      s = r.amax / ((qmax - qmin) / 2.0f);
-    }
-  } else {
-    float lo = r.lo, hi = r.hi;
-    if (spec.through_zero) {
-      lo = std::min(lo, 0.0f);
-      hi = std::max(hi, 0.0f);
-    }
-    if (spec.unit_if_zero && lo == 0.0f && hi == 0.0f) {
-      lo = -1.0f;
-      hi = 1.0f;
-    }
-    float range = hi - lo;
-    if (spec.eps_on == Epsilon::on_range) range = std::max(range, spec.eps);
-    s = range / (qmax - qmin);
-    if (spec.eps_on == Epsilon::on_scale && spec.eps > 0) s = std::max(s, spec.eps);
-    switch (rule) {
-      case IntegerRule::gptq: z = std::clamp(round_half_even(-lo / s), qmin, qmax); break;
-      case IntegerRule::awq: z = std::clamp(-round_half_even(lo / s), qmin, qmax); break;
-      case IntegerRule::torchao_asymmetric: z = std::clamp(qmin - round_half_even(lo / s), qmin, qmax); break;
-      default: z = lo + s * ((qmax + qmin + 1.0f) / 2.0f); break;  // tinygemm: lo + s * mid
-    }
+  // The range the scale spans: symmetric rules' amax, asymmetric rules' [lo, hi].
+  float lo = r.lo, hi = r.hi;
+  if (spec.through_zero) {
+    lo = std::min(lo, 0.0f);
+    hi = std::max(hi, 0.0f);
   }
-  if (spec.zero == ZeroPoint::none && spec.eps_on == Epsilon::on_scale) s = std::max(s, spec.eps);
+  if (spec.unit_if_zero && lo == 0.0f && hi == 0.0f) {
+    lo = -1.0f;
+    hi = 1.0f;
+  }
+  float s = 0;
+  if (spec.zero == ZeroPoint::none) {
+    const float a = spec.eps_on == Epsilon::on_amax ? std::max(r.amax, spec.eps) : r.amax;
+    s = spec.restricted ? a / qmax : a / ((qmax - qmin) / 2.0f);  // restricted: qmax = 2^(b-1) - 1
+  } else {
+    const float range = spec.eps_on == Epsilon::on_range ? std::max(hi - lo, spec.eps) : hi - lo;
+    s = range / (qmax - qmin);
+  }
+  if (spec.eps_on == Epsilon::on_scale) s = std::max(s, spec.eps);
+  // The zero point, from the float32 scale (before it is stored).
+  float z = 0;
+  switch (rule) {
+    case IntegerRule::gptq: z = std::clamp(round_half_even(-lo / s), qmin, qmax); break;
+    case IntegerRule::awq: z = std::clamp(-round_half_even(lo / s), qmin, qmax); break;
+    case IntegerRule::torchao_asymmetric: z = std::clamp(qmin - round_half_even(lo / s), qmin, qmax); break;
+    case IntegerRule::tinygemm: z = lo + s * integer_mid_point<Elem>(); break;
+    case IntegerRule::absmax:
+    case IntegerRule::torchao_symmetric: break;
+  }
   // Step 3: a scale that rounds to 0 in the scale format becomes its
   // smallest positive value (float16 below 2^-25), so that no code divides by 0.
   p.scale = convert<Scale>(s, Round::nearest_even, Overflow::saturate);
@@ -162,21 +160,13 @@ Params<Elem, Scale> params(IntegerRule rule, const Range& r) noexcept {
 template <class Elem, class Scale>
 float code(const IntegerRuleSpec& spec, const Params<Elem, Scale>& p, float x) noexcept {
   constexpr float qmin = qmin_of<Elem>(), qmax = qmax_of<Elem>();
-  switch (spec.zero) {
-    case ZeroPoint::none: {
-      const float v = spec.reciprocal ? x * (1.0f / p.s) : x / p.s;
-      return std::clamp(round_half_even(v), spec.restricted ? -qmax : qmin, qmax);
-    }
-    case ZeroPoint::integer: {
-      const float v = spec.reciprocal ? x * (1.0f / p.s) : x / p.s;
-      return std::clamp(round_half_even(v) + p.z, qmin, qmax);
-    }
-    case ZeroPoint::floating: {
-      const float lo = p.z - p.s * ((qmax + qmin + 1.0f) / 2.0f);
-      return std::clamp(round_half_even((x - lo) / p.s), qmin, qmax);
-    }
+  if (spec.zero == ZeroPoint::floating) {
+    const float lo = p.z - p.s * integer_mid_point<Elem>();
+    return std::clamp(round_half_even((x - lo) / p.s), qmin, qmax);
   }
-  return 0;
+  // p.z is 0 without a zero point; a restricted rule never uses qmin (-128 in int8).
+  const float v = spec.reciprocal ? x * (1.0f / p.s) : x / p.s;
+  return std::clamp(round_half_even(v) + p.z, spec.restricted ? -qmax : qmin, qmax);
 }
 
 template <class Elem, class Scale>
@@ -203,7 +193,7 @@ void dequantize_groups(const char* fn, const IntegerScaling<Elem, Scale>& s, std
                        std::span<const Scale> float_zeros, std::span<float> y) {
   const GroupPlan gp = plan(fn, s, q.size(), cols, y.size(), scales.size(), given,
                             given == ZeroPoint::integer ? zeros.size() : float_zeros.size());
-  constexpr float mid = (qmax_of<Elem>() + qmin_of<Elem>() + 1.0f) / 2.0f;
+  constexpr float mid = integer_mid_point<Elem>();
   for (std::size_t g = 0; g < gp.groups; ++g) {
     std::size_t first = 0, count = 0;
     gp.bounds(g, first, count);

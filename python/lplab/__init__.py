@@ -337,8 +337,6 @@ def quantize_integer(x: Any, scheme: str | None = "int4_g128", *, elem: str | No
     g = g0 if group_size is None else group_size
     t = t0 if per_tensor is None else per_tensor
     arr, _ = _operand(x)
-    if isinstance(arr, np.ndarray) and not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
     codes, scales, zeros = _lplab.quantize_integer(arr, e, s, r, g, t)
     zero_format = e if _lplab.integer_rule_zero(r) == "integer" else s
     return IntegerQuantized(Array(codes, e), Array(scales, s), None if zeros is None else Array(zeros, zero_format),
@@ -419,8 +417,8 @@ def smoothquant(x: Any, w: Any, alpha: float = 0.5, *, act_amax: Any = None) -> 
     better per tensor or per token (docs/integer-scaling.md)."""
     xa, _ = _operand(x)
     wa, _ = _operand(w)
-    a = None if act_amax is None else np.ascontiguousarray(act_amax, np.float32)
-    return _lplab.smoothquant(np.ascontiguousarray(xa), np.ascontiguousarray(wa), float(alpha), a)
+    a = None if act_amax is None else np.asarray(act_amax, np.float32)
+    return _lplab.smoothquant(xa, wa, float(alpha), a)
 
 
 def swizzle_scales(scales: Any, *, pad: int = 0) -> np.ndarray:

@@ -339,4 +339,32 @@ OutArray new_codes(const FormatEntry& e, const std::vector<std::size_t>& shape) 
 Round round_named(std::string_view s) { return runtime::parse_round(s); }
 Overflow overflow_named(std::string_view s) { return runtime::parse_overflow(s); }
 
+FloatInput float_input(const InArray& x, const char* what) {
+  FloatInput in{operand(x, "", what), {}};
+  if (in.op.format != &float32_entry())
+    value_error(fmt::format("{}: scaling takes float32 values (convert first: lplab.convert(x, \"float32\"))", what));
+  if (!in.op.contiguous()) {
+    in.copy.resize(in.op.size);
+    std::size_t i = 0;
+    kernels::View<const float>(static_cast<const float*>(in.op.data), in.op.layout()).for_each([&](const float& v) {
+      in.copy[i++] = v;
+    });
+  }
+  return in;
+}
+
+const void* contiguous_codes(const InArray& a, std::string_view format, const char* what, std::size_t n) {
+  const Operand op = operand(a, format, what);
+  if (!op.contiguous()) value_error(fmt::format("{}: codes must be contiguous", what));
+  if (op.size != n) value_error(fmt::format("{}: {} codes given, {} expected", what, op.size, n));
+  return op.data;
+}
+
+std::size_t element_count(const std::vector<std::size_t>& shape) {
+  std::size_t n = 1;
+  for (std::size_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) value_error("shape: the element count overflows");
+  return n;
+}
+
 }  // namespace lplab::python

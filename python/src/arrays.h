@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -153,6 +155,34 @@ void convert_into(const Operand& in, const FormatEntry& to, void* out, const ker
 
 // The argument's message: "x: ..." as a ValueError.
 [[noreturn]] void value_error(const std::string& message);
+
+// The catalog name of the compiled format T.
+template <class T>
+std::string name_of() {
+  return std::string(runtime::formats()[catalog_index<T>()].name);
+}
+
+// A float32 input, any layout: its values in row-major order (a view when
+// contiguous, else a copy); ValueError for another dtype.
+struct FloatInput {
+  Operand op;
+  std::vector<float> copy;
+  std::span<const float> values() const {
+    return copy.empty() ? std::span<const float>(static_cast<const float*>(op.data), op.size)
+                        : std::span<const float>(copy);
+  }
+};
+FloatInput float_input(const InArray& x, const char* what);
+
+// Contiguous codes of `format`, n of them (ValueError otherwise): their data.
+const void* contiguous_codes(const InArray& a, std::string_view format, const char* what, std::size_t n);
+template <class T>
+std::span<const T> codes_input(const InArray& a, const char* what, std::size_t n) {
+  return {static_cast<const T*>(contiguous_codes(a, name_of<T>(), what, n)), n};
+}
+
+// The element count of a shape (ValueError where it overflows).
+std::size_t element_count(const std::vector<std::size_t>& shape);
 
 // Elements per chunk of a long kernel: a few milliseconds of work, so that
 // Ctrl-C is noticed promptly and the GIL is given back between chunks.

@@ -17,11 +17,6 @@
 namespace lplab::python {
 namespace {
 
-template <class T>
-std::string name_of() {
-  return std::string(runtime::formats()[catalog_index<T>()].name);
-}
-
 std::string list_text(std::initializer_list<std::string_view> names) {
   std::string s;
   for (std::string_view n : names) s.append(s.empty() ? "" : ", ").append(n);
@@ -57,21 +52,6 @@ kernels::IntegerScaling<E, S> scheme(const std::string& rule, int group_size, bo
   return {.rule = runtime::parse<kernels::IntegerRule>(rule), .group_size = group_size, .per_tensor = per_tensor};
 }
 
-// Contiguous codes of T, n of them.
-template <class T>
-std::span<const T> codes_of(const InArray& a, const char* what, std::size_t n) {
-  const Operand op = operand(a, name_of<T>(), what);
-  if (!op.contiguous()) value_error(fmt::format("{}: codes must be contiguous", what));
-  if (op.size != n) value_error(fmt::format("{}: {} codes given, {} expected", what, op.size, n));
-  return {static_cast<const T*>(op.data), n};
-}
-
-std::size_t count_of(const std::vector<std::size_t>& shape) {
-  std::size_t n = 1;
-  for (std::size_t d : shape)
-    if (__builtin_mul_overflow(n, d, &n)) value_error("shape: the element count overflows");
-  return n;
-}
 // The row length: the last dimension (a 0-D array is one row of 1).
 std::size_t row_of(const std::vector<std::size_t>& shape) { return shape.empty() ? 1 : shape.back(); }
 
@@ -110,11 +90,11 @@ void bind_integer_scaling(nb::module_& m) {
   m.def("quantize_integer",
         [](const InArray& x, const std::string& elem, const std::string& scale, const std::string& rule,
            int group_size, bool per_tensor) {
-          const Operand in = operand(x, "float32", "x");
-          if (!in.contiguous()) value_error("x: integer scaling takes contiguous float32 values");
+          const FloatInput fx = float_input(x, "x");
+          const Operand& in = fx.op;
           return visit_integer(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
             const auto s = scheme<E, S>(rule, group_size, per_tensor);
-            const std::span<const float> v(static_cast<const float*>(in.data), in.size);
+            const std::span<const float> v = fx.values();
             const std::size_t cols = row_of(in.shape), groups = kernels::groups_needed(s, in.size, cols);
             OutArray q = new_codes(format_named(elem), in.shape);
             OutArray sc = new_codes(format_named(scale), {groups});
@@ -143,12 +123,12 @@ void bind_integer_scaling(nb::module_& m) {
         [](const InArray& codes, const InArray& scales, std::optional<InArray> zeros, const std::string& elem,
            const std::string& scale, const std::string& rule, int group_size, bool per_tensor,
            std::vector<std::size_t> shape) {
-          const std::size_t n = count_of(shape), cols = row_of(shape);
+          const std::size_t n = element_count(shape), cols = row_of(shape);
           return visit_integer(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
             const auto s = scheme<E, S>(rule, group_size, per_tensor);
             const std::size_t groups = kernels::groups_needed(s, n, cols);
-            const std::span<const E> q = codes_of<E>(codes, "codes", n);
-            const std::span<const S> sc = codes_of<S>(scales, "scales", groups);
+            const std::span<const E> q = codes_input<E>(codes, "codes", n);
+            const std::span<const S> sc = codes_input<S>(scales, "scales", groups);
             OutArray y = new_array(nb::dtype<float>(), shape);
             const std::span<float> out(static_cast<float*>(y.data()), n);
             const kernels::ZeroPoint kind = kernels::integer_rule_spec(s.rule).zero;
@@ -156,9 +136,9 @@ void bind_integer_scaling(nb::module_& m) {
             if (kind == kernels::ZeroPoint::none)
               kernels::dequantize(s, q, cols, sc, out);
             else if (kind == kernels::ZeroPoint::integer)
-              kernels::dequantize(s, q, cols, sc, codes_of<E>(*zeros, "zeros", groups), out);
+              kernels::dequantize(s, q, cols, sc, codes_input<E>(*zeros, "zeros", groups), out);
             else
-              kernels::dequantize(s, q, cols, sc, codes_of<S>(*zeros, "zeros", groups), out);
+              kernels::dequantize(s, q, cols, sc, codes_input<S>(*zeros, "zeros", groups), out);
             return nb::cast(y);
           });
         },
@@ -175,8 +155,8 @@ void bind_integer_scaling(nb::module_& m) {
             const auto s = scheme<E, S>(rule, group_size, false);
             const std::size_t n = c.size, k = c.shape[1], groups = kernels::groups_needed(s, n, k);
             kernels::CheckpointTensors<S> t = kernels::to_checkpoint(
-                runtime::parse<kernels::IntegerCheckpoint>(layout), s, k, codes_of<E>(codes, "codes", n),
-                codes_of<S>(scales, "scales", groups), codes_of<E>(zeros, "zeros", groups));
+                runtime::parse<kernels::IntegerCheckpoint>(layout), s, k, codes_input<E>(codes, "codes", n),
+                codes_input<S>(scales, "scales", groups), codes_input<E>(zeros, "zeros", groups));
             OutArray sc = new_codes(format_named(scale), {t.groups, t.n});
             std::copy(t.scales.begin(), t.scales.end(), static_cast<S*>(sc.data()));
             return nb::object(nb::make_tuple(words(t.qweight, t.qweight_rows, t.qweight_cols),
@@ -218,18 +198,18 @@ void bind_integer_scaling(nb::module_& m) {
 
   m.def("smoothquant",
         [](const InArray& x, const InArray& w, double alpha, std::optional<InArray> act_amax) {
-          const Operand xo = operand(x, "float32", "x"), wo = operand(w, "float32", "w");
-          if (xo.shape.size() != 2 || wo.shape.size() != 2 || !xo.contiguous() || !wo.contiguous())
-            value_error("smoothquant: x (tokens x K) and w (N x K) are contiguous 2-D float32 matrices");
+          const FloatInput fx = float_input(x, "x"), fw = float_input(w, "w");
+          const Operand &xo = fx.op, &wo = fw.op;
+          if (xo.shape.size() != 2 || wo.shape.size() != 2)
+            value_error("smoothquant: x (tokens x K) and w (N x K) are 2-D float32 matrices");
           const std::size_t k = xo.shape[1];
           if (wo.shape[1] != k) value_error(fmt::format("smoothquant: x has {} channels, w {}", k, wo.shape[1]));
           std::vector<float> a(k), wa(k), sc(k);
-          const std::span<const float> xs(static_cast<const float*>(xo.data), xo.size),
-              ws(static_cast<const float*>(wo.data), wo.size);
+          const std::span<const float> xs = fx.values(), ws = fw.values();
           if (act_amax) {
-            const Operand ao = operand(*act_amax, "float32", "act_amax");
-            if (ao.size != k || !ao.contiguous()) value_error(fmt::format("act_amax: {} contiguous values", k));
-            std::copy_n(static_cast<const float*>(ao.data), k, a.begin());
+            const FloatInput fa = float_input(*act_amax, "act_amax");
+            if (fa.op.size != k) value_error(fmt::format("act_amax: {} values, one per channel", k));
+            std::copy_n(fa.values().begin(), k, a.begin());
           } else {
             kernels::column_amax(xs, k, a);
           }
@@ -264,7 +244,7 @@ void bind_integer_scaling(nb::module_& m) {
             t.qweight_rows = qweight.shape(0), t.qweight_cols = qweight.shape(1);
             t.qzeros_rows = qzeros.shape(0), t.qzeros_cols = qzeros.shape(1);
             t.groups = sc.shape[0], t.n = sc.shape[1];
-            const std::span<const S> sv = codes_of<S>(scales, "scales", sc.size);
+            const std::span<const S> sv = codes_input<S>(scales, "scales", sc.size);
             t.scales.assign(sv.begin(), sv.end());
             const kernels::IntegerCheckpoint l = runtime::parse<kernels::IntegerCheckpoint>(layout);
             const std::size_t k = l == kernels::IntegerCheckpoint::awq ? t.qweight_rows

@@ -25,44 +25,6 @@ namespace lplab::python {
 
 namespace {
 
-template <class T>
-std::string name_of() {
-  return std::string(runtime::formats()[catalog_index<T>()].name);
-}
-
-// A float32 input, any layout: its values in row-major order (a view when
-// contiguous, else a copy).
-struct FloatInput {
-  Operand op;
-  std::vector<float> copy;
-  std::span<const float> values() const {
-    return copy.empty() ? std::span<const float>(static_cast<const float*>(op.data), op.size)
-                        : std::span<const float>(copy);
-  }
-};
-FloatInput float_input(const InArray& x, const char* what) {
-  FloatInput in{operand(x, "", what), {}};
-  if (in.op.format != &float32_entry())
-    value_error(fmt::format("{}: scaling takes float32 values (convert first: lplab.convert(x, \"float32\"))", what));
-  if (!in.op.contiguous()) {
-    in.copy.resize(in.op.size);
-    std::size_t i = 0;
-    kernels::View<const float>(static_cast<const float*>(in.op.data), in.op.layout()).for_each([&](const float& v) {
-      in.copy[i++] = v;
-    });
-  }
-  return in;
-}
-
-// Contiguous codes of format `f`, n of them.
-template <class T>
-std::span<const T> codes_input(const InArray& a, const char* what, std::size_t n) {
-  const Operand op = operand(a, name_of<T>(), what);
-  if (!op.contiguous()) value_error(fmt::format("{}: codes must be contiguous", what));
-  if (op.size != n) value_error(fmt::format("{}: {} codes given, {} expected", what, op.size, n));
-  return {static_cast<const T*>(op.data), n};
-}
-
 // f(type_identity<Elem>, type_identity<Scale>) for a compiled pair.
 template <class F>
 nb::object visit_block(const std::string& elem, const std::string& scale, F&& f) {
@@ -254,9 +216,7 @@ void bind_block_scaling(nb::module_& m) {
         [](const InArray& elems, const InArray& scales, const std::string& elem, const std::string& scale,
            int block_size, const std::string& rule, bool tensor_scale, float tensor_scale_value, bool packed,
            std::vector<std::size_t> shape, int block_rows, bool rows) {
-          std::size_t n = 1;
-          for (std::size_t d : shape)
-            if (__builtin_mul_overflow(n, d, &n)) value_error("shape: the element count overflows");
+          const std::size_t n = element_count(shape);
           return visit_block(elem, scale, [&]<class E, class S>(std::type_identity<E>, std::type_identity<S>) {
             const auto s = scheme<E, S>(block_size, rule, tensor_scale, block_rows);
             const std::size_t cols = matrix_cols(shape, block_rows, rows);

@@ -137,14 +137,10 @@ RoundTrip round_trip(const kernels::IntegerScaling<Elem, Scale>& s, std::span<co
   r.elem_max = qmax - qmin;
   r.elem_smallest_normal = 1;
   r.elem.resize(x.size());
-  const std::size_t group = s.per_tensor ? std::max<std::size_t>(x.size(), 1)
-                                         : s.group_size > 0 ? static_cast<std::size_t>(s.group_size) : cols;
-  const std::size_t across = s.per_tensor ? 1 : (cols + group - 1) / group;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double c = static_cast<double>(q[i]);
-    const std::size_t g = s.per_tensor ? 0 : (i / cols) * across + (i % cols) / group;
-    const double zero = kind == ZeroPoint::integer ? static_cast<double>(z[g])
-                        : kind == ZeroPoint::floating ? (qmax + qmin + 1) / 2
+    const double zero = kind == ZeroPoint::integer    ? static_cast<double>(z[kernels::group_of(s, i, cols)])
+                        : kind == ZeroPoint::floating ? kernels::integer_mid_point<Elem>()
                                                       : 0.0;
     r.elem[i] = c == qmax && c != zero ? r.elem_max : c == qmin && c != zero ? -r.elem_max : c - zero;
   }

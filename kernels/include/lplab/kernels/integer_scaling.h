@@ -203,25 +203,37 @@ constexpr std::size_t groups_needed(const IntegerScaling<Elem, Scale>& s, std::s
   return rows * (cols / g + (cols % g != 0 ? 1 : 0));
 }
 
+// The entry of value i's group (rows of cols): its scale's and zero point's.
+template <class Elem, class Scale>
+constexpr std::size_t group_of(const IntegerScaling<Elem, Scale>& s, std::size_t i, std::size_t cols) noexcept {
+  if (s.per_tensor) return 0;
+  const std::size_t g = s.group_size > 0 ? static_cast<std::size_t>(s.group_size) : cols;
+  return (i / cols) * ((cols + g - 1) / g) + (i % cols) / g;
+}
+
+// tinygemm's mid-point (qmax + qmin + 1) / 2, 8 for uint4: its codes stand
+// for (q - mid) s + z.
+template <IntegerElement Elem>
+constexpr float integer_mid_point() noexcept {
+  return (static_cast<float>(finfo<Elem>::max) + static_cast<float>(finfo<Elem>::min) + 1.0f) / 2.0f;
+}
+
 // Bits per value with whole groups of G values: the element, and per group
 // the scale and the zero point (an element code, or a scale-format value),
 // as GPTQ's and AWQ's checkpoints store them (packed codes and zero points,
 // 16-bit scales): int4_g128 4 + (16 + 4) / 128 = 4.156.
 template <class Elem, class Scale>
-constexpr double bits_per_element(const IntegerScaling<Elem, Scale>& s, std::size_t group) noexcept {
+constexpr int group_bits(const IntegerScaling<Elem, Scale>& s) noexcept {
   const ZeroPoint z = integer_rule_spec(s.rule).zero;
-  const double per_group = finfo<Scale>::bits + (z == ZeroPoint::integer   ? finfo<Elem>::bits
-                                                 : z == ZeroPoint::floating ? finfo<Scale>::bits
-                                                                            : 0);
-  return finfo<Elem>::bits + per_group / static_cast<double>(group);
+  return finfo<Scale>::bits + (z == ZeroPoint::integer ? finfo<Elem>::bits : z == ZeroPoint::floating ? finfo<Scale>::bits : 0);
+}
+template <class Elem, class Scale>
+constexpr double bits_per_element(const IntegerScaling<Elem, Scale>& s, std::size_t group) noexcept {
+  return finfo<Elem>::bits + group_bits(s) / static_cast<double>(group);
 }
 template <class Elem, class Scale>
 constexpr std::uint64_t storage_bits(const IntegerScaling<Elem, Scale>& s, std::size_t n, std::size_t cols) noexcept {
-  const ZeroPoint z = integer_rule_spec(s.rule).zero;
-  const std::uint64_t per_group = finfo<Scale>::bits + (z == ZeroPoint::integer   ? finfo<Elem>::bits
-                                                        : z == ZeroPoint::floating ? finfo<Scale>::bits
-                                                                                   : 0);
-  return std::uint64_t{n} * finfo<Elem>::bits + groups_needed(s, n, cols) * per_group;
+  return std::uint64_t{n} * finfo<Elem>::bits + groups_needed(s, n, cols) * static_cast<std::uint64_t>(group_bits(s));
 }
 
 // Rules without a zero point (absmax, torchao_symmetric).
