@@ -149,15 +149,16 @@ std::int32_t chain(const IntegerMmaInstruction& i, const std::int32_t* a, const 
   const auto step = static_cast<std::size_t>(i.k);
   std::array<std::int32_t, 64> pa{}, pb{};
   std::int32_t d = c;
-  for (std::size_t first = 0; first < k || (first == 0 && k == 0); first += step) {
-    const std::size_t count = std::min(step, k - std::min(k, first));
+  std::size_t first = 0;
+  do {  // at least one instruction: k = 0 gives D = C
+    const std::size_t count = std::min(step, k - first);
     std::fill(pa.begin(), pa.end(), 0);
     std::fill(pb.begin(), pb.end(), 0);
     std::copy_n(a + first, count, pa.begin());
     std::copy_n(b + first, count, pb.begin());
     d = integer_mma_step(i.saturate, pa.data(), pb.data(), i.k, d);
-    if (k == 0) break;
-  }
+    first += step;
+  } while (first < k);
   return d;
 }
 
